@@ -1,0 +1,25 @@
+# `make demo` and `make test` set up their own virtual environment on a machine with Python 3.11+.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,plot]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m pymc_knn demo --out demo-output
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_kernels.py
+
+clean:
+	rm -rf $(VENV) demo-output

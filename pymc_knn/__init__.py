@@ -1,0 +1,22 @@
+"""pymc-knn: Bayesian nearest-neighbour classification as PyMC models.
+
+Potts (Boltzmann) random fields on class labels over nearest-neighbour graphs of the covariates:
+the probabilistic kNN of Cucala et al. (2009) and the distance-nearest-neighbour models of Friel
+and Pettitt (2011), with the numba samplers and exact enumeration they are checked against.
+"""
+
+from . import datasets, kernels, samplers, testing
+from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "Coupling",
+    "DistanceGraph",
+    "KNNGraph",
+    "datasets",
+    "kernels",
+    "max_k",
+    "samplers",
+    "testing",
+]

@@ -1,0 +1,115 @@
+"""Input checks shared by the public functions: clear errors, never silent coercion."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def check_covariates(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
+    """Return ``X`` as a C-contiguous float64 array ``(n, p)`` or raise ``ValueError``."""
+    arr = np.asarray(X)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{name} must hold numbers, got dtype {arr.dtype}; encode categorical covariates "
+            "as numbers first"
+        )
+    if arr.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-D (n_points, n_features), got shape {arr.shape}; "
+            "use X.reshape(-1, 1) for a single feature"
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_points, n_features), got shape {arr.shape}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has no columns (shape {arr.shape})")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} points, got {arr.shape[0]}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        rows = np.flatnonzero(bad.any(axis=1))
+        kind = "NaN" if np.isnan(arr[bad]).any() else "inf"
+        raise ValueError(
+            f"{name} contains {kind} values ({bad.sum()} entries, in rows {rows[:5].tolist()}"
+            f"{' ...' if rows.size > 5 else ''}); drop or impute them first"
+        )
+    return arr
+
+
+def check_labels(y, n: int | None = None, n_classes: int | None = None) -> np.ndarray:
+    """Return labels as an int64 array with values in ``0..G-1`` or raise ``ValueError``.
+
+    Parameters
+    ----------
+    y : array_like
+        Integer labels (floats are accepted only when every value is a whole number).
+    n : int, optional
+        The required number of labels.
+    n_classes : int, optional
+        ``G``; when omitted it is ``max(y) + 1``.
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind in "USO":
+        raise ValueError(
+            f"labels must be integers 0..G-1, got {arr.dtype.kind == 'O' and 'objects' or 'strings'}"
+            " (e.g. %r); encode them first, for example "
+            "`classes, y = np.unique(labels, return_inverse=True)`" % (arr.flat[0] if arr.size else None,)
+        )
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise ValueError(f"labels must be integers 0..G-1, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"got {arr.shape[0]} labels for {n} points; they must match")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError("labels must be whole numbers 0..G-1; got non-integer values")
+    labels = arr.astype(np.int64)
+    if labels.size and labels.min() < 0:
+        raise ValueError(f"labels must be in 0..G-1, got {labels.min()}")
+    G = int(labels.max()) + 1 if n_classes is None and labels.size else n_classes
+    if G is not None and labels.size and labels.max() >= G:
+        raise ValueError(f"labels must be in 0..{G - 1} for {G} classes, got {labels.max()}")
+    return labels
+
+
+def check_n_classes(n_classes) -> int:
+    """``G`` must be an integer of at least 2."""
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+    return int(n_classes)
+
+
+def check_class_weights(class_weights, n_classes: int) -> np.ndarray:
+    """Unbalanced-sampling weights ``a_g`` (Cucala et al. 2009, section 2.2): positive, length G."""
+    if class_weights is None:
+        return np.ones(n_classes)
+    a = np.asarray(class_weights, dtype=np.float64)
+    if a.shape != (n_classes,):
+        raise ValueError(f"class_weights must have one weight per class ({n_classes}), got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ValueError(f"class_weights must be finite and positive, got {a.tolist()}")
+    return a
+
+
+def check_positive(value, name: str) -> float:
+    """A finite, strictly positive scalar."""
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return v
+
+
+def check_beta(beta) -> float:
+    """beta >= 0, finite."""
+    b = float(beta)
+    if not np.isfinite(b) or b < 0:
+        raise ValueError(f"beta must be finite and >= 0, got {beta!r}")
+    return b
+
+
+def check_labels_and_weights(y, n: int, class_weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and class weights that agree: ``G`` is ``len(class_weights)`` when given."""
+    labels = check_labels(y, n)
+    G = max(int(labels.max()) + 1, 2) if class_weights is None else len(class_weights)
+    return check_labels(labels, n, G), check_class_weights(class_weights, G)

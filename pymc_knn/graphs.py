@@ -1,0 +1,284 @@
+"""Neighbour graphs: from covariates to the pairwise couplings of a Potts-type model.
+
+Every model of the package is a Potts field ``log q(y) = beta * E(y)`` with
+``E(y) = sum_i sum_{j != i} W_ij a_{y_i} [y_i == y_j]``, where the non-negative weights ``W``
+come from the covariates and one parameter: ``k`` for the nearest-neighbour models, ``sigma`` for
+the distance-nearest-neighbour models. A graph is built once from the training covariates;
+``graph.coupling(k)`` or ``graph.coupling(sigma)`` then gives the :class:`Coupling` that every
+kernel and sampler works on.
+
+Conventions
+-----------
+* Covariates are standardised by default (zero mean, unit variance with ``ddof=0``, statistics of
+  the training set); a constant column is left unscaled. New points are standardised with the
+  training statistics.
+* Distances are Euclidean.
+* Tied distances: among training points, the one with the lower index is the nearer; a new point
+  ranks after every training point at the same distance (so it enters training point ``j``'s
+  ``k``-neighbourhood only if it is strictly nearer than ``j``'s ``k``-th neighbour).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validation import check_covariates, check_labels, check_labels_and_weights, check_positive
+from .kernels import energy as _energy
+from .kernels import knn_energy_all_k
+from .kernels import structure as _s
+
+__all__ = ["Coupling", "DistanceGraph", "KNNGraph", "NeighbourGraph", "KNNQuery"]
+
+
+class Coupling(NamedTuple):
+    """Pairwise couplings ``A = W + W^T`` of one model at fixed ``k`` or ``sigma``.
+
+    Attributes
+    ----------
+    n : int
+        Number of points.
+    src, dst, weight : ndarray
+        Edge list; the weights of the entries of one pair add up to ``A_ij``, so
+        ``E(y) = sum_e weight_e a_{y_src} [y_src == y_dst]``.
+    indptr, indices, data : ndarray
+        Symmetric CSR of ``A`` (each edge in both rows): local fields and Gibbs updates.
+    uniform_weight : float
+        The common weight of every edge (``1/k`` for the kNN models), or 0.0 when weights differ.
+    """
+
+    n: int
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    uniform_weight: float
+
+    @classmethod
+    def from_edges(cls, n, src, dst, weight, uniform_weight=0.0) -> Coupling:
+        indptr, indices, data = _s.csr_from_edges(n, src, dst, weight)
+        return cls(n, src, dst, weight, indptr, indices, data, float(uniform_weight))
+
+    def energy(self, y, class_weights=None) -> float:
+        """``E(y)`` for integer labels ``y``."""
+        y, a = check_labels_and_weights(y, self.n, class_weights)
+        return float(_energy(self.src, self.dst, self.weight, y, a))
+
+    def to_dense(self) -> np.ndarray:
+        """``A`` as a dense ``(n, n)`` array (for tests and small problems)."""
+        A = np.zeros((self.n, self.n))
+        np.add.at(A, (self.src, self.dst), self.weight)
+        return A + A.T
+
+
+class NeighbourGraph:
+    """Base class: standardised training covariates and the couplings they define."""
+
+    parameter: str = ""
+
+    def __init__(self, X, standardize: bool = True):
+        X = check_covariates(X)
+        self.standardize = bool(standardize)
+        if self.standardize:
+            self.mean_ = X.mean(axis=0)
+            scale = X.std(axis=0)
+            self.scale_ = np.where(scale > 0, scale, 1.0)
+        else:
+            self.mean_ = np.zeros(X.shape[1])
+            self.scale_ = np.ones(X.shape[1])
+        self.X = (X - self.mean_) / self.scale_
+        self.n_points, self.n_features = X.shape
+
+    def transform(self, X_new) -> np.ndarray:
+        """Standardise new covariates with the training statistics."""
+        X_new = check_covariates(X_new, "X_new", min_rows=1)
+        if X_new.shape[1] != self.n_features:
+            raise ValueError(
+                f"X_new has {X_new.shape[1]} columns but the graph was built on "
+                f"{self.n_features} features"
+            )
+        return (X_new - self.mean_) / self.scale_
+
+    def squared_distances_to(self, X_new) -> np.ndarray:
+        """Squared distances ``(m, n)`` from new points to the training points."""
+        return _s.squared_distances(self.transform(X_new), self.X)
+
+    def coupling(self, param) -> Coupling:  # pragma: no cover - documented in subclasses
+        raise TypeError(f"{type(self).__name__} is abstract")
+
+    def conditional_weights(self, param):
+        """CSR ``(indptr, indices, data)`` of the weights in the full conditionals."""
+        c = self.coupling(param)
+        return c.indptr, c.indices, c.data
+
+    def energy(self, y, param, class_weights=None) -> float:
+        """``E(y)`` at ``k`` or ``sigma``."""
+        return self.coupling(param).energy(y, class_weights)
+
+
+class KNNQuery(NamedTuple):
+    """Where new points sit in a kNN graph, for every ``k <= k_max`` at once.
+
+    Attributes
+    ----------
+    neighbours : ndarray, shape (m, k_max)
+        Training indices of each new point's neighbours, nearest first; its ``k`` nearest are the
+        first ``k`` columns.
+    enter_k : ndarray, shape (m, n)
+        ``enter_k[a, j]``: the smallest ``k`` for which training point ``j`` counts new point ``a``
+        among its ``k`` nearest (``k_max + 1`` when none does).
+    """
+
+    neighbours: np.ndarray
+    enter_k: np.ndarray
+
+    def reverse_neighbours(self, a: int, k: int) -> np.ndarray:
+        """Training points that would count new point ``a`` among their ``k`` nearest."""
+        return np.flatnonzero(self.enter_k[a] <= k)
+
+
+KNN_KINDS = ("symmetrised", "equal", "asymmetric")
+
+
+class KNNGraph(NeighbourGraph):
+    """The k-nearest-neighbour structure for every ``k`` in ``1..k_max`` at once.
+
+    Each point's neighbours are sorted once (``neighbours[i, r]`` is the ``r``-th nearest of
+    ``i``); the neighbourhood for ``k`` is the first ``k`` columns, so nothing is rebuilt when
+    ``k`` changes.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Training covariates.
+    k_max : int, optional
+        Largest ``k`` to be used; at most ``n - 1``. Default ``n - 1``. Cucala et al. (2009)
+        bound ``k`` by the smallest class size: see :func:`max_k`.
+    neighbours : {"symmetrised", "equal", "asymmetric"}
+        ``"symmetrised"``: ``W_ij = 1/k`` for the ``k`` nearest ``j`` of ``i`` (Cucala et al.
+        2009, eq. 3; mutual neighbours count twice). ``"equal"``: the undirected kNN graph with
+        each edge once, weight ``1/k`` (Yoon and Friel 2015, Boltzmann(2)). ``"asymmetric"``: the
+        Holmes-Adams neighbourhood, which has no joint model; only its pseudo-likelihood exists.
+    standardize : bool
+        Standardise the covariates (default).
+    """
+
+    parameter = "k"
+
+    def __init__(self, X, k_max: int | None = None, neighbours: str = "symmetrised",
+                 standardize: bool = True):
+        super().__init__(X, standardize)
+        if neighbours not in KNN_KINDS:
+            raise ValueError(f"neighbours must be one of {KNN_KINDS}, got {neighbours!r}")
+        n = self.n_points
+        if k_max is None:
+            k_max = n - 1
+        if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or not 1 <= k_max <= n - 1:
+            raise ValueError(
+                f"k_max must be an integer in 1..n-1 = 1..{n - 1} for {n} points, got {k_max!r}"
+            )
+        self.kind = neighbours
+        self.k_max = int(k_max)
+        sq = _s.squared_distances(self.X, self.X)
+        np.fill_diagonal(sq, np.inf)
+        order = np.argsort(sq, axis=1, kind="stable")[:, : self.k_max]
+        self.neighbours = np.ascontiguousarray(order, dtype=np.int64)
+        self.sq_distances = np.take_along_axis(sq, order, axis=1)
+        self.reverse_rank = _s.reverse_ranks(self.neighbours)
+
+    def check_k(self, k) -> int:
+        """``k`` as an int in ``1..k_max`` or a ``ValueError``."""
+        if isinstance(k, bool) or not float(k).is_integer() or not 1 <= k <= self.k_max:
+            raise ValueError(f"k must be an integer in 1..{self.k_max} (k_max), got {k!r}")
+        return int(k)
+
+    def coupling(self, k) -> Coupling:
+        """Couplings of the joint model at ``k``."""
+        k = self.check_k(k)
+        if self.kind == "asymmetric":
+            raise ValueError(
+                "the asymmetric (Holmes-Adams) neighbourhood defines no joint distribution; only "
+                "its pseudo-likelihood exists (see conditional_weights); use "
+                "neighbours='symmetrised' or 'equal' for a Potts model"
+            )
+        equal = self.kind == "equal"
+        src, dst, weight = _s.knn_edges(self.neighbours, self.reverse_rank, k, equal)
+        indptr, indices, data = _s.knn_csr(self.neighbours, self.reverse_rank, k, equal)
+        return Coupling(self.n_points, src, dst, weight, indptr, indices, data, 1.0 / k)
+
+    def conditional_weights(self, k):
+        """CSR of the full conditionals; for ``"asymmetric"`` the directed rows of eq. 1 of 000."""
+        if self.kind == "asymmetric":
+            return _s.directed_knn_csr(self.neighbours, self.check_k(k))
+        return super().conditional_weights(k)
+
+    def energy_all_k(self, y, class_weights=None) -> np.ndarray:
+        """``E_k(y)`` for ``k = 1..k_max`` in one pass (array of length ``k_max``)."""
+        if self.kind == "asymmetric":
+            raise ValueError("the asymmetric neighbourhood has no energy (no joint model)")
+        y, a = check_labels_and_weights(y, self.n_points, class_weights)
+        return knn_energy_all_k(self.neighbours, self.reverse_rank, y, a, self.kind == "equal")
+
+    def query(self, X_new) -> KNNQuery:
+        """Neighbours of new points among the training points, and the reverse neighbourhoods."""
+        sq = self.squared_distances_to(X_new)
+        order = np.argsort(sq, axis=1, kind="stable")[:, : self.k_max]
+        enter = _s.knn_enter_ranks(sq, self.sq_distances)
+        return KNNQuery(np.ascontiguousarray(order, dtype=np.int64), enter)
+
+
+DNN_KERNELS = {"gaussian": _s.GAUSSIAN, "ball": _s.BALL, "exponential": _s.EXPONENTIAL}
+
+
+class DistanceGraph(NeighbourGraph):
+    """Distance-nearest-neighbour weights of Friel and Pettitt (2011) for any ``sigma``.
+
+    Every other training point is a neighbour, with a weight normalised per row ``i``:
+
+    * ``"gaussian"`` (d-nn1): ``W_ij ∝ exp(-d_ij^2 / (2 sigma^2))``;
+    * ``"ball"`` (d-nn2): ``W_ij ∝ epsilon + (1 - epsilon) [d_ij < sigma]``, ``epsilon = 1e-10``;
+    * ``"exponential"`` (d-nn3): ``W_ij ∝ exp(-d_ij sigma)``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+    kernel : {"gaussian", "ball", "exponential"}
+    standardize : bool
+    epsilon : float
+        The floor weight of the ball kernel.
+    """
+
+    parameter = "sigma"
+
+    def __init__(self, X, kernel: str = "gaussian", standardize: bool = True,
+                 epsilon: float = 1e-10):
+        super().__init__(X, standardize)
+        if kernel not in DNN_KERNELS:
+            raise ValueError(f"kernel must be one of {tuple(DNN_KERNELS)}, got {kernel!r}")
+        if not 0.0 < epsilon < 1.0:
+            raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
+        self.kernel = kernel
+        self.epsilon = float(epsilon)
+        self.sq_distances = _s.squared_distances(self.X, self.X)
+
+    def weights(self, sigma) -> np.ndarray:
+        """The row-normalised weight matrix ``W`` at ``sigma`` (zero diagonal)."""
+        sigma = check_positive(sigma, "sigma")
+        return _s.dnn_weights(self.sq_distances, sigma, DNN_KERNELS[self.kernel], self.epsilon)
+
+    def coupling(self, sigma) -> Coupling:
+        """Couplings ``A = W + W^T`` at ``sigma`` (all pairs)."""
+        src, dst, weight = _s.dense_edges(self.weights(sigma))
+        return Coupling.from_edges(self.n_points, src, dst, weight)
+
+
+def max_k(y) -> int:
+    """The largest ``k`` Cucala et al. (2009, section 3) allow: the smallest class size."""
+    y = check_labels(y)
+    counts = np.bincount(y)
+    if np.count_nonzero(counts) < 2:
+        raise ValueError("labels hold a single class: classification needs at least two")
+    return int(counts[counts > 0].min())

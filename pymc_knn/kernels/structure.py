@@ -1,0 +1,242 @@
+"""numba builders of neighbour structures: distances, kNN edge lists, d-nn weights, CSR.
+
+Conventions shared by every kernel of the package
+-------------------------------------------------
+A model's energy is ``E(y) = sum_i sum_{j != i} W_ij a_{y_i} [y_i == y_j]``. Kernels never see
+``W`` itself but two views of the symmetric couplings ``A = W + W^T``:
+
+* an *edge list* ``(src, dst, weight)`` in which the weights of the entries of one pair add up to
+  ``A_ij`` (a pair may appear twice: mutual kNN neighbours do), so that
+  ``E(y) = sum_e weight_e a_{y_src} [y_src == y_dst]``;
+* a symmetric *CSR* matrix ``(indptr, indices, data)`` holding every edge in both rows, so that the
+  local field of point ``i`` is ``h_i(g) = a_g sum_j A_ij [y_j == g]`` and
+  ``P(y_i = g | y_-i) ∝ exp(beta h_i(g))``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def squared_distances(A, B):
+    """Squared Euclidean distances ``(m, n)`` between the rows of ``A`` and ``B``.
+
+    Computed as the sum of squared coordinate differences, so ``d(a, b) == d(b, a)`` bit for bit
+    and equal distances are equal in floating point: tie rules then act on real ties.
+    """
+    m, p = A.shape
+    n = B.shape[0]
+    out = np.empty((m, n))
+    for i in range(m):
+        for j in range(n):
+            s = 0.0
+            for c in range(p):
+                diff = A[i, c] - B[j, c]
+                s += diff * diff
+            out[i, j] = s
+    return out
+
+
+@njit(cache=True)
+def reverse_ranks(neighbours):
+    """``rev[i, r]``: the rank of ``i`` in the list of ``j = neighbours[i, r]``, or ``K`` if absent."""
+    n, K = neighbours.shape
+    rank_of = np.full(n, K, dtype=np.int64)
+    rev = np.empty((n, K), dtype=np.int64)
+    # rank_of is filled with j's ranks, used for the entries pointing to j, then cleared.
+    pos = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        for r in range(K):
+            pos[neighbours[i, r] + 1] += 1
+    for j in range(n):
+        pos[j + 1] += pos[j]
+    src_i = np.empty(n * K, dtype=np.int64)
+    src_r = np.empty(n * K, dtype=np.int64)
+    fill = pos[:-1].copy()
+    for i in range(n):
+        for r in range(K):
+            j = neighbours[i, r]
+            src_i[fill[j]] = i
+            src_r[fill[j]] = r
+            fill[j] += 1
+    for j in range(n):
+        for r in range(K):
+            rank_of[neighbours[j, r]] = r
+        for p in range(pos[j], pos[j + 1]):
+            rev[src_i[p], src_r[p]] = rank_of[src_i[p]]
+        for r in range(K):
+            rank_of[neighbours[j, r]] = K
+    return rev
+
+
+@njit(cache=True)
+def knn_edges(neighbours, reverse_rank, k, equal):
+    """Edge list of the kNN model at ``k``.
+
+    Symmetrised model (Cucala et al. 2009, eq. 3): one entry ``i -> j`` of weight ``1/k`` for each
+    of the ``k`` nearest neighbours ``j`` of ``i``; a mutual pair gets two entries (weight ``2/k``).
+    Equal-weight model (Yoon and Friel 2015, Boltzmann(2)): each pair of the undirected kNN graph
+    once, weight ``1/k``; a mutual pair is kept from the side ``i < j``.
+    """
+    n = neighbours.shape[0]
+    count = 0
+    for i in range(n):
+        for r in range(k):
+            if not equal or reverse_rank[i, r] >= k or i < neighbours[i, r]:
+                count += 1
+    src = np.empty(count, dtype=np.int64)
+    dst = np.empty(count, dtype=np.int64)
+    e = 0
+    for i in range(n):
+        for r in range(k):
+            j = neighbours[i, r]
+            if not equal or reverse_rank[i, r] >= k or i < j:
+                src[e] = i
+                dst[e] = j
+                e += 1
+    weight = np.full(count, 1.0 / k)
+    return src, dst, weight
+
+
+@njit(cache=True)
+def knn_csr(neighbours, reverse_rank, k, equal):
+    """Symmetric CSR of the kNN couplings at ``k``, one entry per neighbouring pair.
+
+    Row ``i`` holds its ``k`` nearest (weight ``2/k`` for a mutual pair in the symmetrised model,
+    ``1/k`` otherwise) and then the points that count ``i`` among their ``k`` nearest without
+    being among ``i``'s (weight ``1/k``). Merging mutual pairs keeps rows short for the samplers.
+    """
+    n = neighbours.shape[0]
+    w = 1.0 / k
+    length = np.full(n, k, dtype=np.int64)
+    for i in range(n):
+        for r in range(k):
+            if reverse_rank[i, r] >= k:
+                length[neighbours[i, r]] += 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        indptr[i + 1] = indptr[i] + length[i]
+    indices = np.empty(indptr[n], dtype=np.int64)
+    data = np.empty(indptr[n])
+    fill = indptr[:-1] + k
+    for i in range(n):
+        for r in range(k):
+            j = neighbours[i, r]
+            p = indptr[i] + r
+            indices[p] = j
+            if reverse_rank[i, r] < k:
+                data[p] = w if equal else 2.0 * w
+            else:
+                data[p] = w
+                indices[fill[j]] = i
+                data[fill[j]] = w
+                fill[j] += 1
+    return indptr, indices, data
+
+
+@njit(cache=True)
+def csr_from_edges(n, src, dst, weight):
+    """Symmetric CSR ``(indptr, indices, data)``: each edge stored in both of its rows."""
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for e in range(src.size):
+        indptr[src[e] + 1] += 1
+        indptr[dst[e] + 1] += 1
+    for i in range(n):
+        indptr[i + 1] += indptr[i]
+    fill = indptr[:-1].copy()
+    indices = np.empty(indptr[n], dtype=np.int64)
+    data = np.empty(indptr[n])
+    for e in range(src.size):
+        i = src[e]
+        j = dst[e]
+        indices[fill[i]] = j
+        data[fill[i]] = weight[e]
+        fill[i] += 1
+        indices[fill[j]] = i
+        data[fill[j]] = weight[e]
+        fill[j] += 1
+    return indptr, indices, data
+
+
+@njit(cache=True)
+def directed_knn_csr(neighbours, k):
+    """CSR of the asymmetric (Holmes-Adams) neighbourhood: row ``i`` holds its ``k`` nearest."""
+    n = neighbours.shape[0]
+    indptr = np.arange(n + 1) * k
+    indices = np.ascontiguousarray(neighbours[:, :k]).reshape(n * k)
+    data = np.full(n * k, 1.0 / k)
+    return indptr, indices, data
+
+
+GAUSSIAN, BALL, EXPONENTIAL = 0, 1, 2
+
+
+@njit(cache=True)
+def dnn_log_kernel(sqdist, sigma, kernel, epsilon):
+    """Unnormalised log-weights of Friel and Pettitt (2011): d-nn1, d-nn2, d-nn3."""
+    if kernel == GAUSSIAN:
+        return -sqdist / (2.0 * sigma * sigma)
+    if kernel == EXPONENTIAL:
+        return -np.sqrt(sqdist) * sigma
+    inside = np.sqrt(sqdist) < sigma
+    return np.where(inside, 0.0, np.log(epsilon))
+
+
+@njit(cache=True)
+def dnn_weights(sqdist, sigma, kernel, epsilon):
+    """Row-normalised weights ``W_ij``, ``j != i`` (zero diagonal), stable for any ``sigma``."""
+    n = sqdist.shape[0]
+    W = np.zeros((n, n))
+    for i in range(n):
+        logw = dnn_log_kernel(sqdist[i], sigma, kernel, epsilon)
+        m = -np.inf
+        for j in range(n):
+            if j != i and logw[j] > m:
+                m = logw[j]
+        total = 0.0
+        for j in range(n):
+            if j != i:
+                W[i, j] = np.exp(logw[j] - m)
+                total += W[i, j]
+        for j in range(n):
+            W[i, j] /= total
+    return W
+
+
+@njit(cache=True)
+def dense_edges(W):
+    """Edge list of all pairs ``i < j`` with weight ``W_ij + W_ji``."""
+    n = W.shape[0]
+    m = n * (n - 1) // 2
+    src = np.empty(m, dtype=np.int64)
+    dst = np.empty(m, dtype=np.int64)
+    weight = np.empty(m)
+    e = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            src[e] = i
+            dst[e] = j
+            weight[e] = W[i, j] + W[j, i]
+            e += 1
+    return src, dst, weight
+
+
+@njit(cache=True)
+def knn_enter_ranks(sq_new, sq_sorted):
+    """For new points, the ``k`` from which each training point counts them among its neighbours.
+
+    ``sq_new[m, j]`` is the squared distance from new point ``m`` to training point ``j``;
+    ``sq_sorted[j, r]`` the squared distance from ``j`` to its ``r``-th nearest training point.
+    A new point ranks after training points at an equal distance, so it enters ``j``'s list at
+    ``k = 1 + #{r : sq_sorted[j, r] <= sq_new[m, j]}``; the entry is ``K + 1`` when that exceeds
+    ``K``.
+    """
+    m, n = sq_new.shape
+    K = sq_sorted.shape[1]
+    out = np.empty((m, n), dtype=np.int64)
+    for a in range(m):
+        for j in range(n):
+            out[a, j] = np.searchsorted(sq_sorted[j], sq_new[a, j], side="right") + 1
+    return out

@@ -1,0 +1,227 @@
+"""Neighbour graphs and energies against brute force from the papers' definitions."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import pymc_knn as pk
+from pymc_knn.kernels import local_fields, log_pseudo_likelihood
+
+import brute
+from conftest import small_problem
+
+
+@pytest.mark.parametrize("kind", ["symmetrised", "equal"])
+@pytest.mark.parametrize("seed", range(4))
+def test_knn_energy_matches_brute_force(kind, seed):
+    X, y = small_problem(seed, n=11, p=3, G=3)
+    a = np.random.default_rng(seed).uniform(0.5, 2.0, size=3)
+    g = pk.KNNGraph(X, neighbours=kind)
+    Xs = brute.standardise(X)
+    all_k = g.energy_all_k(y, class_weights=a)
+    for k in range(1, 11):
+        expected = brute.energy(brute.knn_W(Xs, k, kind), y, a)
+        assert g.energy(y, k, class_weights=a) == pytest.approx(expected, rel=1e-12)
+        assert all_k[k - 1] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "ball", "exponential"])
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 4.0])
+def test_dnn_weights_and_energy_match_brute_force(kernel, sigma):
+    X, y = small_problem(7, n=10, p=2, G=3)
+    g = pk.DistanceGraph(X, kernel=kernel)
+    W = brute.dnn_W(brute.standardise(X), sigma, kernel)
+    np.testing.assert_allclose(g.weights(sigma), W, rtol=1e-10, atol=1e-300)
+    np.testing.assert_allclose(g.weights(sigma).sum(axis=1), 1.0)
+    assert g.energy(y, sigma) == pytest.approx(brute.energy(W, y), rel=1e-12)
+
+
+def test_dnn_weights_stay_finite_for_extreme_sigma():
+    X, _ = small_problem(3, n=10)
+    for kernel, sigma in [("gaussian", 1e-3), ("exponential", 1e4), ("ball", 1e-6)]:
+        W = pk.DistanceGraph(X, kernel=kernel).weights(sigma)
+        assert np.all(np.isfinite(W))
+        np.testing.assert_allclose(W.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("kind", ["symmetrised", "equal", "asymmetric"])
+def test_pseudo_likelihood_matches_brute_force(kind):
+    X, y = small_problem(11, n=10, p=2, G=3)
+    a = np.array([1.0, 0.7, 1.6])
+    g = pk.KNNGraph(X, neighbours=kind)
+    Xs = brute.standardise(X)
+    for k in (1, 3, 6):
+        W = brute.knn_W(Xs, k, "symmetrised" if kind == "asymmetric" else kind)
+        C = W if kind == "asymmetric" else W + W.T  # conditionals: eq. 1 (directed) or eq. 4
+        for beta in (0.0, 0.8, 2.5):
+            got = log_pseudo_likelihood(*g.conditional_weights(k), y, beta, a)
+            assert got == pytest.approx(brute.log_pl(C, y, beta, 3, a), rel=1e-10, abs=1e-12)
+
+
+def test_dnn_pseudo_likelihood_and_fields_match_brute_force():
+    X, y = small_problem(5, n=9, p=2, G=2)
+    g = pk.DistanceGraph(X, kernel="gaussian")
+    W = brute.dnn_W(brute.standardise(X), 0.8, "gaussian")
+    indptr, indices, data = g.conditional_weights(0.8)
+    assert log_pseudo_likelihood(indptr, indices, data, y, 1.7, np.ones(2)) == pytest.approx(
+        brute.log_pl(W + W.T, y, 1.7, 2), rel=1e-10)
+    h = local_fields(indptr, indices, data, y, np.ones(2))
+    A = W + W.T
+    np.testing.assert_allclose(h[:, 1], A @ (y == 1))
+    np.testing.assert_allclose(h[:, 0], A @ (y == 0))
+
+
+def test_two_point_normalising_constant_from_the_paper():
+    """000 section 2.1: for n = 2, k = 1 the energy is 2 [y1 == y2], so Z = 2 e^{2 beta} + 2."""
+    g = pk.KNNGraph(np.array([[0.0], [1.0]]), standardize=False)
+    for beta in (0.0, 0.5, 3.0):
+        assert np.exp(pk.testing.log_normaliser(g.coupling(1), beta, 2)) == pytest.approx(
+            2 * np.exp(2 * beta) + 2)
+
+
+def test_mutual_neighbours_count_twice_in_symmetrised_model():
+    X = np.array([[0.0], [1.0], [3.0]])  # 0<->1 mutual; 2's nearest is 1
+    A = pk.KNNGraph(X, standardize=False).coupling(1).to_dense()
+    np.testing.assert_allclose(A, [[0, 2, 0], [2, 0, 1], [0, 1, 0]])
+    A_eq = pk.KNNGraph(X, standardize=False, neighbours="equal").coupling(1).to_dense()
+    np.testing.assert_allclose(A_eq, [[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+
+
+# ----------------------------------------------------------------------------- invariants
+
+coords = arrays(np.float64, st.tuples(st.integers(3, 14), st.integers(1, 3)),
+                elements=st.integers(-3, 3).map(float))  # a small integer grid: many ties
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=coords, kind=st.sampled_from(["symmetrised", "equal"]))
+def test_graph_invariants(X, kind):
+    g = pk.KNNGraph(X, neighbours=kind, standardize=False)
+    n = g.n_points
+    D = brute.distances(X)
+    for i in range(n):
+        order = sorted((j for j in range(n) if j != i), key=lambda j: (D[i, j], j))
+        assert g.neighbours[i].tolist() == order  # (distance, index) order: ties to lower index
+    previous = None
+    for k in range(1, g.k_max + 1):
+        c = g.coupling(k)
+        A = c.to_dense()
+        np.testing.assert_array_equal(A, A.T)  # W + W^T is symmetric
+        assert np.all(np.diag(A) == 0)
+        # the CSR holds the same couplings as the edge list
+        A_csr = np.zeros_like(A)
+        for i in range(n):
+            np.add.at(A_csr[i], c.indices[c.indptr[i]:c.indptr[i + 1]], c.data[c.indptr[i]:c.indptr[i + 1]])
+        np.testing.assert_allclose(A_csr, A, atol=1e-15)
+        support = A > 0
+        if previous is not None:
+            assert np.all(support[previous])  # the graph at k contains the graph at k - 1
+        previous = support
+        # out-degree is exactly k: every k is a prefix of the sorted lists
+        W = brute.knn_W(X, k, kind)
+        np.testing.assert_allclose(A, W + W.T, atol=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(X=coords, data=st.data())
+def test_query_matches_insertion_of_the_new_point(X, data):
+    """A new point's neighbours and reverse neighbours are those it would have as point n."""
+    g = pk.KNNGraph(X, standardize=False)
+    n = g.n_points
+    x_new = np.array(data.draw(st.lists(st.integers(-3, 3).map(float), min_size=X.shape[1],
+                                        max_size=X.shape[1])))
+    q = g.query(x_new[None, :])
+    full = np.vstack([X, x_new])
+    D = brute.distances(full)
+    order = sorted(range(n), key=lambda j: (D[n, j], j))
+    assert q.neighbours[0].tolist() == order[: g.k_max]
+    for k in range(1, g.k_max + 1):
+        expected = [j for j in range(n)
+                    if n in sorted((m for m in range(n + 1) if m != j), key=lambda m: (D[j, m], m))[:k]]
+        assert q.reverse_neighbours(0, k).tolist() == expected
+
+
+def test_standardisation_uses_training_statistics():
+    X, _ = small_problem(1, n=20, p=3)
+    X[:, 2] = 5.0  # constant column: left unscaled, no division by zero
+    g = pk.KNNGraph(X)
+    np.testing.assert_allclose(g.X[:, :2].mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(g.X[:, :2].std(axis=0), 1)
+    assert np.all(g.X[:, 2] == 0)
+    np.testing.assert_allclose(g.transform(X[:3]), g.X[:3])
+
+
+def test_max_k_is_smallest_class():
+    assert pk.max_k(np.array([0, 0, 1, 1, 1, 2, 2])) == 2
+    X, y, *_ = pk.datasets.load_pima("train")
+    assert pk.max_k(y) == 68  # 000 section 4: K = 68 on Pima
+
+
+# ----------------------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("bad, match", [
+    (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 1.0]]), "NaN"),
+    (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 1.0]]), "inf"),
+    (np.array([0.0, 1.0, 2.0]), "2-D"),
+    (np.zeros((3, 2, 2)), "2-D"),
+    (np.array([[1.0, 2.0]]), "at least 2 points"),
+    (np.array([["a", "b"], ["c", "d"]]), "numbers"),
+    (np.zeros((4, 0)), "no columns"),
+])
+@pytest.mark.parametrize("cls", [pk.KNNGraph, pk.DistanceGraph])
+def test_bad_covariates(cls, bad, match):
+    with pytest.raises(ValueError, match=match):
+        cls(bad)
+
+
+def test_bad_graph_parameters():
+    X, y = small_problem(0, n=6)
+    with pytest.raises(ValueError, match="k_max must be an integer in 1..n-1"):
+        pk.KNNGraph(X, k_max=6)
+    with pytest.raises(ValueError, match="k_max"):
+        pk.KNNGraph(X, k_max=0)
+    with pytest.raises(ValueError, match="neighbours must be one of"):
+        pk.KNNGraph(X, neighbours="mutual")
+    g = pk.KNNGraph(X, k_max=3)
+    for k in (0, 4, 2.5):
+        with pytest.raises(ValueError, match=r"k must be an integer in 1..3"):
+            g.coupling(k)
+    with pytest.raises(ValueError, match="no joint distribution"):
+        pk.KNNGraph(X, neighbours="asymmetric").coupling(2)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        pk.DistanceGraph(X, kernel="cosine")
+    for sigma in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="sigma must be finite and > 0"):
+            pk.DistanceGraph(X).coupling(sigma)
+    with pytest.raises(ValueError, match="X_new has 3 columns"):
+        g.query(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        g.query(np.array([[np.nan, 0.0]]))
+
+
+@pytest.mark.parametrize("labels, match", [
+    (np.array(["a", "b", "a", "b", "a", "b"]), "strings"),
+    (np.array([0, 1, 2, 0, 1, -1]), "0..G-1"),
+    (np.array([0, 1, 0.5, 0, 1, 1]), "whole numbers"),
+    (np.array([0, 1, 0, 1]), "got 4 labels for 6 points"),
+    (np.array([[0, 1, 0], [1, 0, 1]]), "1-D"),
+    (np.array([True, False, True, False, True, False]), "integers"),
+])
+def test_bad_labels(labels, match):
+    X, _ = small_problem(0, n=6)
+    with pytest.raises(ValueError, match=match):
+        pk.KNNGraph(X).energy(labels, 2)
+
+
+def test_labels_beyond_class_weights_and_single_class():
+    X, y = small_problem(0, n=6, G=3)
+    with pytest.raises(ValueError, match="labels must be in 0..1 for 2 classes"):
+        pk.KNNGraph(X).energy(y, 2, class_weights=[1.0, 1.0])
+    with pytest.raises(ValueError, match="labels must be in 0..1 for 2 classes"):
+        pk.KNNGraph(X).energy_all_k(y, class_weights=[1.0, 1.0])
+    with pytest.raises(ValueError, match="positive"):
+        pk.KNNGraph(X).energy(y, 2, class_weights=[1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="single class"):
+        pk.max_k(np.zeros(5, dtype=int))

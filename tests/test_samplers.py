@@ -1,0 +1,178 @@
+"""Gibbs, Swendsen-Wang and CFTP draws against the exact probabilities of the oracle.
+
+Each check draws N independent labelings and applies a chi-square goodness-of-fit test over all
+labelings (states with expected count < 5 pooled) against the oracle's exact probabilities;
+it fails when the p-value is below ALPHA. Seeds are fixed, so the outcome is deterministic. A
+negative control shows that the same test rejects draws compared with a slightly wrong beta.
+
+Gibbs and Swendsen-Wang are checked twice. Invariance: each chain starts from an exact draw of
+the oracle and runs SWEEPS sweeps, so its end point must still follow the exact law whatever the
+mixing time. Convergence: chains start from all-zero labels and run long enough to forget it
+(Gibbs mixes slowly between the two near-ordered modes: 25 sweeps are not enough at beta = 1.5
+on 8 points, 200 are); a sampler that left its input unchanged would fail this one.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import pymc_knn as pk
+from pymc_knn.samplers import cftp, gibbs, swendsen_wang
+from pymc_knn.testing import all_labelings, label_probabilities, labeling_index
+
+from conftest import small_problem
+
+ALPHA = 1e-3
+N_DRAWS = 12_000
+SWEEPS = 3
+CONVERGENCE_SWEEPS = 200
+
+# (graph kind, option, G, parameter k or sigma, beta, class weights)
+CASES = [
+    ("knn", "symmetrised", 2, 3, 1.5, None),
+    ("knn", "equal", 2, 2, 1.8, None),
+    ("knn", "symmetrised", 3, 2, 1.2, None),
+    ("knn", "symmetrised", 2, 2, 1.2, [1.0, 1.7]),
+    ("dnn", "gaussian", 2, 0.8, 2.0, None),
+    ("dnn", "exponential", 3, 1.0, 2.0, [0.7, 1.0, 1.5]),
+]
+IDS = [f"{c[0]}-{c[1]}-G{c[2]}{'-weighted' if c[5] else ''}" for c in CASES]
+
+
+def make_coupling(kind, option, G, param, seed=3):
+    X, _ = small_problem(seed, n=8 if G == 2 else 6, G=G)
+    graph = pk.KNNGraph(X, neighbours=option) if kind == "knn" else pk.DistanceGraph(X, kernel=option)
+    return graph.coupling(param)
+
+
+def chi2_pvalue(draws, probs, G):
+    counts = np.bincount(labeling_index(draws, G), minlength=probs.size)
+    expected = len(draws) * probs
+    big = expected >= 5
+    obs = np.append(counts[big], counts[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    return stats.chisquare(obs, exp).pvalue
+
+
+def chain_draws(sampler, coupling, beta, G, a, n_draws, seed, exact_start=True):
+    """End points of independent chains, started at exact draws or at all-zero labels."""
+    rng = np.random.default_rng(seed)
+    if exact_start:
+        states = all_labelings(coupling.n, G)
+        probs = label_probabilities(coupling, beta, G, class_weights=a)
+        starts = states[rng.choice(probs.size, size=n_draws, p=probs)]
+        sweeps = SWEEPS
+    else:
+        starts = np.zeros((n_draws, coupling.n), dtype=np.int64)
+        sweeps = CONVERGENCE_SWEEPS
+    return np.array([sampler(coupling, beta, z, G, rng, sweeps=sweeps, class_weights=a)
+                     for z in starts])
+
+
+@pytest.mark.parametrize("sampler", [gibbs, swendsen_wang], ids=["gibbs", "swendsen_wang"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_mcmc_samplers_match_exact_probabilities(sampler, case):
+    kind, option, G, param, beta, a = case
+    c = make_coupling(kind, option, G, param)
+    draws = chain_draws(sampler, c, beta, G, a, N_DRAWS, seed=11)
+    p = chi2_pvalue(draws, label_probabilities(c, beta, G, class_weights=a), G)
+    assert p > ALPHA, f"p-value {p:.2e}"
+
+
+@pytest.mark.parametrize("sampler", [gibbs, swendsen_wang], ids=["gibbs", "swendsen_wang"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[5]], ids=[IDS[0], IDS[5]])
+def test_mcmc_samplers_converge_from_a_fixed_start(sampler, case):
+    kind, option, G, param, beta, a = case
+    c = make_coupling(kind, option, G, param)
+    draws = chain_draws(sampler, c, beta, G, a, 4000, seed=12, exact_start=False)
+    p = chi2_pvalue(draws, label_probabilities(c, beta, G, class_weights=a), G)
+    assert p > ALPHA, f"p-value {p:.2e}"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[2] == 2], ids=[i for c, i in zip(CASES, IDS) if c[2] == 2])
+def test_cftp_draws_are_exact(case):
+    kind, option, G, param, beta, a = case
+    c = make_coupling(kind, option, G, param)
+    rng = np.random.default_rng(5)
+    start = np.zeros(c.n, dtype=np.int64)
+    results = [cftp(c, beta, start, rng, class_weights=a) for _ in range(N_DRAWS)]
+    assert all(r.exact for r in results)
+    draws = np.array([r.labels for r in results])
+    p = chi2_pvalue(draws, label_probabilities(c, beta, G, class_weights=a), G)
+    assert p > ALPHA, f"p-value {p:.2e}"
+
+
+def test_the_test_rejects_a_wrong_distribution():
+    """Negative control: draws at beta judged against the exact law at 1.25 beta must fail."""
+    kind, option, G, param, beta, a = CASES[0]
+    c = make_coupling(kind, option, G, param)
+    draws = chain_draws(swendsen_wang, c, beta, G, a, N_DRAWS, seed=11)
+    assert chi2_pvalue(draws, label_probabilities(c, 1.25 * beta, G), G) < 1e-6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gibbs", "swendsen_wang", "cftp"])
+def test_total_variation_with_many_draws(name):
+    """200,000 draws: total variation to the exact law below 0.02 (the Monte Carlo floor is ~0.01)."""
+    kind, option, G, param, beta, a = CASES[0]
+    c = make_coupling(kind, option, G, param)
+    n = 200_000
+    if name == "cftp":
+        rng = np.random.default_rng(8)
+        draws = np.array([cftp(c, beta, np.zeros(c.n, int), rng).labels for _ in range(n)])
+    else:
+        sampler = gibbs if name == "gibbs" else swendsen_wang
+        draws = chain_draws(sampler, c, beta, G, a, n, seed=8, exact_start=False)
+    probs = label_probabilities(c, beta, G)
+    freq = np.bincount(labeling_index(draws, G), minlength=probs.size) / n
+    assert 0.5 * np.abs(freq - probs).sum() < 0.02
+    assert chi2_pvalue(draws, probs, G) > ALPHA
+
+
+def test_cftp_reports_failure_to_coalesce():
+    c = make_coupling("knn", "symmetrised", 2, 3)
+    start = np.array([0, 1] * 4)
+    d = cftp(c, 25.0, start, np.random.default_rng(0), max_sweeps=2)
+    assert not d.exact and d.sweeps == 2
+    assert set(np.unique(d.labels)) <= {0, 1}
+    d = cftp(c, 0.5, start, np.random.default_rng(0), max_sweeps=4096)
+    assert d.exact and 1 <= d.sweeps <= 4096
+
+
+@pytest.mark.parametrize("sampler", [gibbs, swendsen_wang])
+def test_same_generator_seed_same_draws(sampler):
+    c = make_coupling("knn", "symmetrised", 3, 2)
+    start = np.zeros(c.n, dtype=np.int64)
+    a = sampler(c, 1.0, start, 3, np.random.default_rng(42), sweeps=5)
+    b = sampler(c, 1.0, start, 3, np.random.default_rng(42), sweeps=5)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(start, 0)  # the start is not modified
+    np.testing.assert_array_equal(sampler(c, 1.0, start, 3, np.random.default_rng(1), sweeps=0), start)
+
+
+def test_cftp_reproducible():
+    c = make_coupling("knn", "symmetrised", 2, 3)
+    draws = [cftp(c, 1.0, np.zeros(c.n, int), np.random.default_rng(9)) for _ in range(2)]
+    np.testing.assert_array_equal(draws[0].labels, draws[1].labels)
+
+
+def test_sampler_bad_input():
+    c = make_coupling("knn", "symmetrised", 3, 2)
+    start = np.zeros(c.n, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="beta must be finite and >= 0"):
+        gibbs(c, -1.0, start, 3, rng)
+    with pytest.raises(ValueError, match="n_classes must be an integer >= 2"):
+        gibbs(c, 1.0, start, 1, rng)
+    with pytest.raises(ValueError, match=r"labels must be in 0..1"):
+        cftp(c, 1.0, np.full(c.n, 2), rng)
+    with pytest.raises(ValueError, match="got 3 labels"):
+        swendsen_wang(c, 1.0, [0, 1, 0], 3, rng)
+    with pytest.raises(ValueError, match="sweeps must be a non-negative integer"):
+        gibbs(c, 1.0, start, 3, rng, sweeps=-1)
+    with pytest.raises(TypeError, match="Generator"):
+        gibbs(c, 1.0, start, 3, 42)
+    with pytest.raises(TypeError, match="Coupling"):
+        gibbs(np.eye(3), 1.0, start, 3, rng)
