@@ -6,13 +6,22 @@ and Pettitt (2011), with the numba samplers and exact enumeration they are check
 """
 
 from . import datasets, kernels, samplers, testing
+from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
+from .safety import install as _install
+from .step_methods import Exchange, PseudoLikelihoodMetropolis
+
+_install()
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Coupling",
     "DistanceGraph",
+    "DistanceNN",
+    "Exchange",
+    "PottsKNN",
+    "PseudoLikelihoodMetropolis",
     "KNNGraph",
     "datasets",
     "kernels",

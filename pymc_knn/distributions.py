@@ -1,0 +1,239 @@
+"""PyMC distributions whose likelihood is a Potts field on a neighbour graph.
+
+``PottsKNN`` (Cucala et al. 2009; Yoon and Friel 2015) and ``DistanceNN`` (Friel and Pettitt
+2011) each have their own ``RandomVariable`` Op, so the step methods recognise them and
+``pm.sample_prior_predictive`` / ``pm.sample_posterior_predictive`` draw label vectors with the
+package's samplers.
+
+Their ``logp`` is ``beta * E_theta(y)``, the log of the *unnormalised* density: the normalising
+constant ``Z(beta, theta)`` is intractable. Only the package's step methods (which cancel ``Z``)
+may sample the parameters of such a term; PyMC's own steps are refused for them (see
+:mod:`pymc_knn.safety`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pymc.distributions.distribution import Distribution
+from pymc.logprob.abstract import _logprob
+from pytensor.gradient import grad_not_implemented, grad_undefined
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.tensor.random.op import RandomVariable
+
+from ._validation import check_labels
+from .graphs import DistanceGraph, KNNGraph, max_k
+from .terms import PottsTerm
+
+__all__ = ["DistanceNN", "PottsKNN", "PottsRV"]
+
+PREDICTIVE_SWEEPS = 200
+"""Swendsen-Wang sweeps (from uniformly random labels) of a predictive draw when G > 2."""
+
+
+class PottsEnergy(Op):
+    """``E_theta(z)`` of a :class:`PottsTerm` as a PyTensor scalar (no gradient)."""
+
+    __props__ = ("term",)
+
+    def __init__(self, term: PottsTerm):
+        self.term = term
+
+    def make_node(self, value, theta):
+        value = pt.as_tensor_variable(value)
+        theta = pt.as_tensor_variable(theta)
+        return Apply(self, [value, theta], [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        z, theta = inputs
+        outputs[0][0] = np.asarray(self.term.energy(np.asarray(z, dtype=np.int64), theta.item()))
+
+    def grad(self, inputs, output_grads):
+        return [
+            grad_undefined(self, 0, inputs[0], "labels are discrete"),
+            grad_not_implemented(self, 1, inputs[1],
+                                 "the Potts term's normalising constant is intractable"),
+        ]
+
+
+class PottsRV(RandomVariable):
+    """Draws of labels from a Potts field: exact by CFTP for two classes, else Swendsen-Wang."""
+
+    signature = "(),()->(n)"
+    dtype = "int64"
+    __props__ = RandomVariable.__props__ + ("term",)
+
+    def __init__(self, term: PottsTerm, name: str):
+        self.term = term
+        super().__init__(name=name)
+
+    def _supp_shape_from_params(self, dist_params, param_shapes=None):
+        return (self.term.n,)
+
+    def rng_fn(self, rng, beta, theta, size):
+        beta, theta = np.broadcast_arrays(np.asarray(beta, float), np.asarray(theta))
+        batch = tuple(size) if size is not None else beta.shape
+        beta = np.broadcast_to(beta, batch)
+        theta = np.broadcast_to(theta, batch)
+        out = np.empty(batch + (self.term.n,), dtype=np.int64)
+        for idx in np.ndindex(*batch):
+            out[idx] = self._draw_one(rng, float(beta[idx]), theta[idx].item())
+        return out
+
+    def _draw_one(self, rng, beta, theta):
+        term = self.term
+        if term.is_knn:
+            theta = term.graph.check_k(theta)
+        start = rng.integers(0, term.n_classes, term.n)
+        if term.n_classes == 2:
+            z, _, exact = term.draw(beta, theta, start, rng, "cftp", max_sweeps=4096)
+            if not exact:
+                warnings.warn(
+                    f"{self.name}: coupling from the past did not coalesce within 4096 sweeps "
+                    f"at beta={beta:.3g}; this predictive draw is approximate", RuntimeWarning,
+                    stacklevel=2)
+            return z
+        z, _, _ = term.draw(beta, theta, start, rng, "swendsen_wang", PREDICTIVE_SWEEPS)
+        return z
+
+
+def _potts_logp(op: PottsRV, values, rng, size, beta, theta, **kwargs):
+    (value,) = values
+    term = op.term
+    valid_labels = pt.all(pt.ge(value, 0)) & pt.all(pt.lt(value, term.n_classes))
+    if term.is_knn:
+        valid_theta = pt.ge(theta, 1) & pt.le(theta, term.graph.k_max)
+        theta_safe = pt.switch(valid_theta, theta, 1)
+    else:
+        valid_theta = pt.gt(theta, 0)
+        theta_safe = pt.switch(valid_theta, theta, 1.0)
+    value_safe = pt.switch(valid_labels, value, 0)
+    logq = beta * PottsEnergy(term)(value_safe, theta_safe)
+    logq = pt.switch(valid_labels, logq, -np.inf)
+    name = "k" if term.is_knn else "sigma"
+    bound = f"1 <= k <= k_max = {term.graph.k_max}" if term.is_knn else "sigma > 0"
+    return check_parameters(logq, pt.ge(beta, 0), valid_theta, msg=f"beta >= 0, {bound} ({name})")
+
+
+_logprob.register(PottsRV)(_potts_logp)
+
+
+def _observed_classes(observed, n, n_classes):
+    if observed is None:
+        if n_classes is None:
+            raise ValueError("give n_classes when the labels are not observed")
+        return n_classes
+    y = check_labels(np.asarray(observed), n, n_classes)
+    G = n_classes if n_classes is not None else int(y.max()) + 1
+    counts = np.bincount(y, minlength=G)
+    if np.count_nonzero(counts) < 2:
+        raise ValueError("the observed labels hold a single class: classification needs at least two")
+    return G
+
+
+def _rv_op(cls, beta, theta, *, term, size=None, rng=None):
+    beta = pt.as_tensor_variable(beta)
+    theta = pt.as_tensor_variable(theta)
+    return PottsRV(term, cls.__name__)(beta, theta, size=size, rng=rng)
+
+
+class _PottsDistribution(Distribution):
+    rv_type = PottsRV
+
+
+class PottsKNN(_PottsDistribution):
+    """The probabilistic kNN likelihood of Cucala et al. (2009), eq. 3.
+
+    ``f(y | beta, k) = exp(beta sum_i a_{y_i} sum_{j ~k i} [y_i == y_j] / k) / Z(beta, k)``.
+
+    Parameters
+    ----------
+    name : str
+    X : array_like, shape (n, p)
+        Covariates (standardised by default with their own statistics).
+    beta : tensor_like
+        Interaction parameter, ``>= 0``; any PyMC expression of free variables.
+    k : tensor_like
+        Number of neighbours, an integer in ``1..k_max``; any PyMC expression.
+    neighbours : {"symmetrised", "equal"}
+        ``"symmetrised"``: eq. 3 of Cucala et al. (mutual neighbours count twice);
+        ``"equal"``: the Boltzmann(2) rule of Yoon and Friel (2015), each edge once.
+    class_weights : array_like, optional
+        Unbalanced-sampling weights ``a_g = p_g n / n_g`` (Cucala et al., section 2.2).
+    n_classes : int, optional
+        ``G``; default ``max(observed) + 1``.
+    k_max : int, optional
+        Largest ``k``; default the smallest observed class size (Cucala et al., section 3),
+        which is also the largest allowed.
+    standardize : bool
+    observed : array_like of int
+        Labels in ``0..G-1``.
+    """
+
+    def __new__(cls, name, X, beta, k, *, neighbours="symmetrised", class_weights=None,
+                n_classes=None, k_max=None, standardize=True, observed=None, **kwargs):
+        term = cls._term(X, neighbours, class_weights, n_classes, k_max, standardize, observed)
+        return super().__new__(cls, name, beta, k, term=term, observed=observed, **kwargs)
+
+    rv_type = PottsRV
+    rv_op = classmethod(_rv_op)
+
+    @classmethod
+    def dist(cls, beta, k, *, term, **kwargs):
+        return super().dist([beta, k], term=term, **kwargs)
+
+    @staticmethod
+    def _term(X, neighbours, class_weights, n_classes, k_max, standardize, observed):
+        if neighbours not in ("symmetrised", "equal"):
+            raise ValueError(
+                f"neighbours must be 'symmetrised' or 'equal', got {neighbours!r} (the asymmetric "
+                "Holmes-Adams neighbourhood has no joint model)"
+            )
+        n = np.shape(X)[0]
+        G = _observed_classes(observed, n, n_classes)
+        K = max_k(np.asarray(observed)) if observed is not None else n - 1
+        if k_max is None:
+            k_max = K
+        elif k_max > K:
+            raise ValueError(
+                f"k_max={k_max} exceeds the smallest observed class size ({K}), the largest k "
+                "Cucala et al. (2009, section 3) allow; lower it or leave it out"
+            )
+        graph = KNNGraph(X, k_max=k_max, neighbours=neighbours, standardize=standardize)
+        return PottsTerm(graph, G, class_weights)
+
+
+class DistanceNN(_PottsDistribution):
+    """The distance-nearest-neighbour likelihood of Friel and Pettitt (2011), eq. 2.
+
+    Parameters
+    ----------
+    name : str
+    X : array_like, shape (n, p)
+    beta : tensor_like
+        Interaction parameter, ``>= 0``.
+    sigma : tensor_like
+        Kernel scale, ``> 0``.
+    kernel : {"gaussian", "ball", "exponential"}
+        d-nn1, d-nn2 and d-nn3 of the paper.
+    class_weights, n_classes, standardize, observed
+        As for :class:`PottsKNN`.
+    """
+
+    def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
+                n_classes=None, standardize=True, observed=None, **kwargs):
+        n = np.shape(X)[0]
+        G = _observed_classes(observed, n, n_classes)
+        term = PottsTerm(DistanceGraph(X, kernel=kernel, standardize=standardize), G, class_weights)
+        return super().__new__(cls, name, beta, sigma, term=term, observed=observed, **kwargs)
+
+    rv_type = PottsRV
+    rv_op = classmethod(_rv_op)
+
+    @classmethod
+    def dist(cls, beta, sigma, *, term, **kwargs):
+        return super().dist([beta, sigma], term=term, **kwargs)

@@ -1,0 +1,120 @@
+"""A Potts likelihood term: a neighbour graph, the classes, and fast access to couplings.
+
+A :class:`PottsTerm` is what the PyMC distributions, the step methods and the predictive code
+share. It caches couplings per ``k`` (at most ``k_max`` of them) and the observed labels' energies
+for every ``k``; for d-nn models it keeps the last coupling, since ``sigma`` is continuous.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._validation import check_class_weights, check_n_classes
+from .graphs import Coupling, KNNGraph, NeighbourGraph
+from .kernels import cftp_potts2, energy, gibbs_sweeps, swendsen_wang_sweeps
+
+AUX_SAMPLERS = ("swendsen_wang", "gibbs", "cftp", "enumerate")
+
+
+class PottsTerm:
+    """The Potts field ``f(y | beta, theta)`` on one graph with ``G`` classes.
+
+    Parameters
+    ----------
+    graph : KNNGraph or DistanceGraph
+    n_classes : int
+    class_weights : array_like, optional
+        Unbalanced-sampling weights ``a_g``.
+    """
+
+    def __init__(self, graph: NeighbourGraph, n_classes: int, class_weights=None):
+        self.graph = graph
+        self.n_classes = check_n_classes(n_classes)
+        self.class_weights = check_class_weights(class_weights, self.n_classes)
+        self.n = graph.n_points
+        self.is_knn = isinstance(graph, KNNGraph)
+        self._cache: dict = {}
+        self._enumeration: dict = {}
+
+    def coupling(self, theta) -> Coupling:
+        """The coupling at ``k`` or ``sigma``, cached (all ``k``; the last ``sigma``)."""
+        key = int(theta) if self.is_knn else float(theta)
+        c = self._cache.get(key)
+        if c is None:
+            c = self.graph.coupling(key)
+            if not self.is_knn:
+                self._cache.clear()
+            self._cache[key] = c
+        return c
+
+    def energy(self, z, theta) -> float:
+        """``E_theta(z)`` (no input checks: labels must be valid)."""
+        c = self.coupling(theta)
+        return energy(c.src, c.dst, c.weight, z, self.class_weights)
+
+    def draw(self, beta, theta, start, rng, sampler="swendsen_wang", sweeps=10,
+             max_sweeps=4096):
+        """An auxiliary draw ``z ~ f(. | beta, theta)``: ``(labels, sweeps, exact)``.
+
+        ``"swendsen_wang"`` and ``"gibbs"`` run ``sweeps`` sweeps from ``start`` (approximate);
+        ``"cftp"`` is exact for two classes unless it fails to coalesce within ``max_sweeps``
+        (then approximate, ``exact`` False); ``"enumerate"`` draws exactly from the enumerated
+        law (a dozen points at most, for tests).
+        """
+        z = np.array(start, dtype=np.int64)
+        a = self.class_weights
+        c = self.coupling(theta)
+        if sampler == "swendsen_wang":
+            swendsen_wang_sweeps(c.src, c.dst, c.weight, c.uniform_weight, z, beta, a, sweeps, rng)
+            return z, sweeps, False
+        if sampler == "gibbs":
+            gibbs_sweeps(c.indptr, c.indices, c.data, z, beta, a, sweeps, rng)
+            return z, sweeps, False
+        if sampler == "cftp":
+            ok, used = cftp_potts2(c.indptr, c.indices, c.data, z, beta, a, max_sweeps,
+                                   int(rng.integers(0, 2**63)))
+            return z, int(used), bool(ok)
+        if sampler == "enumerate":
+            states, energies = self._enumerated(theta)
+            logp = beta * energies
+            p = np.exp(logp - logp.max())
+            return states[rng.choice(p.size, p=p / p.sum())].copy(), 0, True
+        raise ValueError(f"sampler must be one of {AUX_SAMPLERS}, got {sampler!r}")
+
+    def _enumerated(self, theta):
+        from .testing import all_labelings, state_energies
+
+        key = float(theta)
+        if key not in self._enumeration:
+            self._enumeration[key] = (all_labelings(self.n, self.n_classes),
+                                      state_energies(self.coupling(theta), self.n_classes,
+                                                     self.class_weights))
+        return self._enumeration[key]
+
+    def check_sampler(self, sampler: str) -> str:
+        if sampler not in AUX_SAMPLERS:
+            raise ValueError(f"sampler must be one of {AUX_SAMPLERS}, got {sampler!r}")
+        if sampler == "cftp" and self.n_classes != 2:
+            raise ValueError(
+                f"sampler='cftp' (coupling from the past) is exact for two classes only; this model "
+                f"has {self.n_classes}: use 'swendsen_wang' or 'gibbs'"
+            )
+        if sampler == "enumerate" and self.n_classes**self.n > 1 << 22:
+            raise ValueError(
+                f"sampler='enumerate' needs G^n <= 4194304 labelings, this model has "
+                f"{self.n_classes}^{self.n}: use 'cftp', 'swendsen_wang' or 'gibbs'"
+            )
+        return sampler
+
+
+def warn_not_exact(where: str, max_sweeps: int) -> None:
+    warnings.warn(
+        f"{where}: coupling from the past did not coalesce within max_sweeps={max_sweeps}; the "
+        "draw is approximate (the chain from the start labels over the same sweeps). Such draws "
+        "are flagged aux_exact=False in sample_stats. Raise max_sweeps, or lower the prior's "
+        "upper bound on beta if it reaches the phase transition.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
