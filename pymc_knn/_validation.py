@@ -50,10 +50,11 @@ def check_labels(y, n: int | None = None, n_classes: int | None = None) -> np.nd
     """
     arr = np.asarray(y)
     if arr.dtype.kind in "USO":
+        kind = "objects" if arr.dtype.kind == "O" else "strings"
+        example = arr.flat[0] if arr.size else None
         raise ValueError(
-            f"labels must be integers 0..G-1, got {arr.dtype.kind == 'O' and 'objects' or 'strings'}"
-            " (e.g. %r); encode them first, for example "
-            "`classes, y = np.unique(labels, return_inverse=True)`" % (arr.flat[0] if arr.size else None,)
+            f"labels must be integers 0..G-1, got {kind} (e.g. {example!r}); encode them first, "
+            "for example `classes, y = np.unique(labels, return_inverse=True)`"
         )
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         raise ValueError(f"labels must be integers 0..G-1, got dtype {arr.dtype}")

@@ -45,7 +45,7 @@ def reverse_ranks(neighbours):
     n, K = neighbours.shape
     rank_of = np.full(n, K, dtype=np.int64)
     rev = np.empty((n, K), dtype=np.int64)
-    # rank_of is filled with j's ranks, used for the entries pointing to j, then cleared.
+    # Entries grouped by target j (counting sort); rank_of holds j's ranks while j is processed.
     pos = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
         for r in range(K):
@@ -234,7 +234,6 @@ def knn_enter_ranks(sq_new, sq_sorted):
     ``K``.
     """
     m, n = sq_new.shape
-    K = sq_sorted.shape[1]
     out = np.empty((m, n), dtype=np.int64)
     for a in range(m):
         for j in range(n):
