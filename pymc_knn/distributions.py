@@ -170,13 +170,18 @@ class PottsKNN(_PottsDistribution):
         Largest ``k``; default the smallest observed class size (Cucala et al., section 3),
         which is also the largest allowed.
     standardize : bool
+    beta_max : float, optional
+        Where the field freezes (:func:`pymc_knn.beta_max`). When given, the step methods refuse
+        a prior on beta that reaches past it.
     observed : array_like of int
         Labels in ``0..G-1``.
     """
 
     def __new__(cls, name, X, beta, k, *, neighbours="symmetrised", class_weights=None,
-                n_classes=None, k_max=None, standardize=True, observed=None, **kwargs):
-        term = cls._term(X, neighbours, class_weights, n_classes, k_max, standardize, observed)
+                n_classes=None, k_max=None, standardize=True, beta_max=None, observed=None,
+                **kwargs):
+        term = cls._term(X, neighbours, class_weights, n_classes, k_max, standardize, observed,
+                         beta_max)
         return super().__new__(cls, name, beta, k, term=term, observed=observed, **kwargs)
 
     rv_type = PottsRV
@@ -187,7 +192,7 @@ class PottsKNN(_PottsDistribution):
         return super().dist([beta, k], term=term, **kwargs)
 
     @staticmethod
-    def _term(X, neighbours, class_weights, n_classes, k_max, standardize, observed):
+    def _term(X, neighbours, class_weights, n_classes, k_max, standardize, observed, beta_max):
         if neighbours not in ("symmetrised", "equal"):
             raise ValueError(
                 f"neighbours must be 'symmetrised' or 'equal', got {neighbours!r} (the asymmetric "
@@ -204,7 +209,7 @@ class PottsKNN(_PottsDistribution):
                 "Cucala et al. (2009, section 3) allow; lower it or leave it out"
             )
         graph = KNNGraph(X, k_max=k_max, neighbours=neighbours, standardize=standardize)
-        return PottsTerm(graph, G, class_weights)
+        return PottsTerm(graph, G, class_weights, beta_max)
 
 
 class DistanceNN(_PottsDistribution):
@@ -220,15 +225,16 @@ class DistanceNN(_PottsDistribution):
         Kernel scale, ``> 0``.
     kernel : {"gaussian", "ball", "exponential"}
         d-nn1, d-nn2 and d-nn3 of the paper.
-    class_weights, n_classes, standardize, observed
+    class_weights, n_classes, standardize, beta_max, observed
         As for :class:`PottsKNN`.
     """
 
     def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
-                n_classes=None, standardize=True, observed=None, **kwargs):
+                n_classes=None, standardize=True, beta_max=None, observed=None, **kwargs):
         n = np.shape(X)[0]
         G = _observed_classes(observed, n, n_classes)
-        term = PottsTerm(DistanceGraph(X, kernel=kernel, standardize=standardize), G, class_weights)
+        graph = DistanceGraph(X, kernel=kernel, standardize=standardize)
+        term = PottsTerm(graph, G, class_weights, beta_max)
         return super().__new__(cls, name, beta, sigma, term=term, observed=observed, **kwargs)
 
     rv_type = PottsRV

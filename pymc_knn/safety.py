@@ -2,9 +2,9 @@
 
 On import (of ``pymc_knn``):
 
-* :class:`~pymc_knn.step_methods.Exchange` goes first in ``pymc.STEP_METHODS``, so ``pm.sample``
-  assigns it to every parameter of a Potts term (its competence is IDEAL there, INCOMPATIBLE
-  elsewhere, and ties go to the first method);
+* :class:`~pymc_knn.step_methods.Exchange`, ``Moller`` and ``PseudoLikelihoodMetropolis`` go first
+  in ``pymc.STEP_METHODS``; for a parameter of a Potts term their competences are IDEAL,
+  PREFERRED and COMPATIBLE (INCOMPATIBLE elsewhere), so ``pm.sample`` assigns Exchange;
 * ``pm.sample``'s step assignment is checked: a parameter of a Potts term handled by any step
   not written for it (NUTS, Metropolis, Slice, ...) raises a ``ValueError`` naming the steps to
   use;
@@ -90,10 +90,11 @@ def _filtered_log_likelihood(original):
 
 def install() -> None:
     """Register the steps and the checks (idempotent)."""
-    from .step_methods import Exchange
+    from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
-    if Exchange not in pm.STEP_METHODS:
-        pm.STEP_METHODS.insert(0, Exchange)
+    for i, cls in enumerate((Exchange, Moller, PseudoLikelihoodMetropolis)):
+        if cls not in pm.STEP_METHODS:
+            pm.STEP_METHODS.insert(i, cls)
     if not getattr(_mcmc.assign_step_methods, "_pymc_knn_checked", False):
         _mcmc.assign_step_methods = _checked_assign(_mcmc.assign_step_methods)
     if not getattr(_log_density.compute_log_likelihood, "_pymc_knn_checked", False):

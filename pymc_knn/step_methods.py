@@ -2,15 +2,19 @@
 
 * :class:`Exchange` — the exchange algorithm (Friel and Pettitt 2011, section 4.2; Murray,
   Ghahramani and MacKay 2006): the intractable ``Z`` cancels against an auxiliary draw
-  ``z ~ f(. | beta', theta')``.
+  ``z' ~ f(. | beta', theta')``.
+* :class:`Moller` — the auxiliary-variable method of Møller et al. (2006) as used by Cucala et al.
+  (2009, section 3.4), with the acceptance ratio as corrected by Segerie and Peyrot (section 3.2):
+  the auxiliary ``z`` is part of the chain's state, with a plug-in target ``q(z | theta_hat)``.
 * :class:`PseudoLikelihoodMetropolis` — Metropolis on the pseudo-posterior (Cucala et al. 2009,
   section 3.2): fast, biased.
 
-Both propose jointly (Cucala et al. 2009, section 3.1): a Gaussian random walk for continuous
+All propose jointly (Cucala et al. 2009, section 3.1): a Gaussian random walk for continuous
 parameters on their transformed (value-variable) scale, and for ``k`` a uniform move on
-``{k-r..k+r} \\ {k}`` cut to ``{1..k_max}``, with the Hastings correction for the cut. The scale of
-both (``scaling``; ``r = round(k_radius * scaling)``) is tuned during tuning only, towards an
-acceptance rate of 0.2-0.5 (PyMC's Metropolis rule), never after.
+``{k-r..k+r} \\ {k}`` cut to ``{1..k_max}``, with the Hastings correction for the cut. One factor
+``scaling`` sets both (sd ``proposal_sd * scaling``; ``r = max(1, round(k_radius * scaling))``);
+it is tuned during tuning only, every ``tune_interval`` draws, by PyMC's Metropolis rule, which
+aims at an acceptance rate between 0.2 and 0.5.
 """
 
 from __future__ import annotations
@@ -19,16 +23,17 @@ import numpy as np
 import pymc as pm
 from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.arraystep import BlockedStep
-from pymc.step_methods.compound import Competence
+from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.metropolis import tune as metropolis_tune
+from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
+from ._validation import check_positive
 from .distributions import PottsRV
-from .kernels import log_pseudo_likelihood
 from .terms import warn_not_exact
 
-__all__ = ["Exchange", "PseudoLikelihoodMetropolis", "potts_terms", "potts_parameters"]
+__all__ = ["Exchange", "Moller", "PseudoLikelihoodMetropolis", "potts_terms", "potts_parameters"]
 
 
 def potts_terms(model) -> list:
@@ -57,22 +62,33 @@ def _single_term(model, vars):
     return owners[0]
 
 
+@dataclass_state
+class PottsStepState(StepMethodState):
+    scaling: float
+    tune: bool
+    n_tuned: int
+    n_accepted: int
+
+
 class _PottsStep(BlockedStep):
     """Shared machinery: proposals, tuning, the tractable part of the posterior, stats."""
 
     default_blocked = True
+    _state_class = PottsStepState
     stats_dtypes_shapes = {
         "accept": (np.float64, []),
         "accepted": (np.float64, []),
         "tune": (bool, []),
         "scaling": (np.float64, []),
+        "aux_sampler": (np.dtype("U16"), []),
         "aux_sweeps": (np.int64, []),
         "aux_exact": (bool, []),
         "aux_energy": (np.float64, []),
     }
 
-    def __init__(self, vars=None, *, model=None, blocked=True, scaling=1.0, proposal_sd=0.5,
-                 k_radius=3, tune=True, tune_interval=100, rng=None, **kwargs):
+    def __init__(self, vars=None, *, model=None, blocked=True, initial_point=None,
+                 compile_kwargs=None, scaling=1.0, proposal_sd=0.5, k_radius=3, tune=True,
+                 tune_interval=100, rng=None):
         model = pm.modelcontext(model)
         if vars is None:
             terms = potts_terms(model)
@@ -94,31 +110,36 @@ class _PottsStep(BlockedStep):
         beta, theta = model.replace_rvs_by_values(self.term_rv.owner.inputs[2:])
         tractable = model.logp(vars=others, jacobian=True) if others else pm.math.constant(0.0)
         self._fn = pm_compile(self._value_vars, [tractable, beta, theta],
-                              on_unused_input="ignore")
+                              on_unused_input="ignore", **(compile_kwargs or {}))
         self._fn.trust_input = True
-        self._scaling0 = float(scaling)
-        self.scaling = float(scaling)
-        self.proposal_sd = float(proposal_sd)
+        self._scaling0 = check_positive(scaling, "scaling")
+        self.scaling = self._scaling0
+        self.proposal_sd = check_positive(proposal_sd, "proposal_sd")
         self.k_radius = int(k_radius)
+        if self.k_radius < 1:
+            raise ValueError(f"k_radius must be an integer >= 1, got {k_radius!r}")
         self.tune = bool(tune)
         self.tune_interval = int(tune_interval)
-        self._n_tuned = 0
-        self._n_accepted = 0
+        self.n_tuned = 0
+        self.n_accepted = 0
         self._warned = False
         self.rng = np.random.default_rng(rng)
+        point = model.initial_point() if initial_point is None else initial_point
         if self.term.is_knn:
-            self._check_k_prior(model)
+            self._check_k_prior(point)
+        if self.term.beta_max is not None:
+            self._check_beta_prior(model, point)
 
-    def _check_k_prior(self, model):
+    def _eval_at(self, point):
+        return self._fn(*[np.asarray(point[w.name], dtype=w.dtype) for w in self._value_vars])
+
+    def _check_k_prior(self, point):
         """A prior on k must not put mass beyond k_max: the cut would silently truncate it."""
         K = self.term.graph.k_max
-        point = model.initial_point()
         for v, discrete in zip(self.vars, self._discrete):
             if not discrete:
                 continue
-            trial = dict(point)
-            trial[v.name] = np.asarray(K + 1, dtype=v.dtype)
-            lp, _, theta = self._fn(*[np.asarray(trial[w.name], dtype=w.dtype) for w in self._value_vars])
+            lp, _, theta = self._eval_at({**point, v.name: K + 1})
             if np.isfinite(lp) and theta == K + 1:
                 raise ValueError(
                     f"the prior of {v.name} allows k = {K + 1} > k_max = {K} (the smallest observed "
@@ -126,14 +147,37 @@ class _PottsStep(BlockedStep):
                     f"<= {K}, e.g. pm.DiscreteUniform({v.name!r}, 1, {K})"
                 )
 
+    def _check_beta_prior(self, model, point):
+        """When beta is a free variable, its prior must not reach past the term's beta_max."""
+        beta_rv = self.term_rv.owner.inputs[2]
+        if beta_rv not in model.free_RVs:
+            return  # an expression: checked on every proposal instead
+        value_var = model.rvs_to_values[beta_rv]
+        beyond = np.asarray(self.term.beta_max * (1 + 1e-6) + 1e-9)
+        transform = model.rvs_to_transforms.get(beta_rv)
+        if transform is not None:
+            beyond = transform.forward(beyond, *beta_rv.owner.inputs).eval()
+        if np.all(np.isfinite(beyond)):
+            lp, beta, _ = self._eval_at({**point, value_var.name: beyond})
+            if np.isfinite(lp):
+                raise self._beta_error(beta)
+
+    def _beta_error(self, beta):
+        return ValueError(
+            f"the prior of beta reaches past beta_max = {self.term.beta_max:g} (here beta = "
+            f"{float(beta):.4g} has positive prior density): beyond beta_max the field is frozen "
+            f"in one class and its auxiliary draws break down (Cucala et al. 2009, section 3). "
+            f"Bound the prior, e.g. pm.Uniform('beta', 0, {self.term.beta_max:g})"
+        )
+
     @staticmethod
     def competence(var, has_grad):
         return Competence.INCOMPATIBLE
 
     def reset_tuning(self):
         self.scaling = self._scaling0
-        self._n_tuned = 0
-        self._n_accepted = 0
+        self.n_tuned = 0
+        self.n_accepted = 0
 
     def stop_tuning(self):
         self.tune = False
@@ -165,23 +209,31 @@ class _PottsStep(BlockedStep):
         lp0, beta0, theta0 = self._evaluate(point)
         new, log_h = self._propose(point)
         lp1, beta1, theta1 = self._evaluate(new)
-        stats = {"aux_sweeps": 0, "aux_exact": True, "aux_energy": np.nan}
+        stats = self._no_aux_stats()
         if np.isfinite(lp1):
+            if self.term.beta_max is not None and beta1 > self.term.beta_max:
+                raise self._beta_error(beta1)
             log_r, stats = self._log_ratio(beta0, theta0, beta1, theta1)
             log_alpha = lp1 - lp0 + log_h + log_r
         else:
             log_alpha = -np.inf
         accept = float(np.exp(min(0.0, log_alpha)))
         accepted = bool(np.log(self.rng.random()) < log_alpha)
+        self._after(accepted, *((beta1, theta1) if accepted else (beta0, theta0)))
         if self.tune:
-            self._n_tuned += 1
-            self._n_accepted += accepted
-            if self._n_tuned == self.tune_interval:
-                self.scaling = float(metropolis_tune(self.scaling, self._n_accepted / self._n_tuned))
-                self._n_tuned = self._n_accepted = 0
-        out = new if accepted else point
+            self.n_tuned += 1
+            self.n_accepted += accepted
+            if self.n_tuned == self.tune_interval:
+                self.scaling = float(metropolis_tune(self.scaling, self.n_accepted / self.n_tuned))
+                self.n_tuned = self.n_accepted = 0
         stats.update(accept=accept, accepted=float(accepted), tune=self.tune, scaling=self.scaling)
-        return out, [stats]
+        return (new if accepted else point), [stats]
+
+    def _after(self, accepted, beta, theta):
+        """Hook run after each accept/reject with the chain's new (beta, theta)."""
+
+    def _no_aux_stats(self):
+        return {"aux_sampler": "none", "aux_sweeps": 0, "aux_exact": True, "aux_energy": np.nan}
 
 
 def _moves(k: int, r: int, K: int) -> np.ndarray:
@@ -191,13 +243,45 @@ def _moves(k: int, r: int, K: int) -> np.ndarray:
     return cand[cand != k]
 
 
-class Exchange(_PottsStep):
-    """The exchange algorithm for ``(beta, k)`` or ``(beta, sigma)`` of a Potts term.
+class _AuxiliaryStep(_PottsStep):
+    """A step that draws auxiliary labels ``z' ~ f(. | beta', theta')`` on every proposal."""
 
-    Acceptance ratio, with ``z ~ f(. | theta')`` drawn by the auxiliary sampler::
+    def __init__(self, vars=None, *, sampler="swendsen_wang", sweeps=10, start="observed",
+                 max_sweeps=4096, **kwargs):
+        super().__init__(vars, **kwargs)
+        self.sampler = self.term.check_sampler(sampler)
+        if start not in ("observed", "random"):
+            raise ValueError(f"start must be 'observed' or 'random', got {start!r}")
+        self.start = start
+        self.sweeps = int(sweeps)
+        if self.sweeps < 1:
+            raise ValueError(f"sweeps must be an integer >= 1, got {sweeps!r}")
+        self.max_sweeps = int(max_sweeps)
+        self._y_energy: dict = {}
 
-        q(y|theta') pi(theta') q(z|theta) h(theta|theta') / [q(y|theta) pi(theta) q(z|theta') h(theta'|theta)]
+    def _energy_y(self, theta):
+        e = self._y_energy.get(theta)
+        if e is None:
+            if not self.term.is_knn and len(self._y_energy) > 4:
+                self._y_energy.clear()  # sigma is continuous: keep the current and proposed
+            e = self._y_energy[theta] = self.term.energy(self.y, theta)
+        return e
 
+    def _aux_draw(self, beta, theta):
+        """``z ~ f(. | beta, theta)`` and its stats; warns once if CFTP did not coalesce."""
+        term = self.term
+        start = self.y if self.start == "observed" else self.rng.integers(0, term.n_classes, term.n)
+        z, used, exact = term.draw(beta, theta, start, self.rng, self.sampler, self.sweeps,
+                                   self.max_sweeps)
+        if self.sampler == "cftp" and not exact and not self._warned:
+            warn_not_exact(type(self).__name__, self.max_sweeps)
+            self._warned = True
+        exact = exact if self.sampler in ("cftp", "enumerate") else False
+        return z, {"aux_sampler": self.sampler, "aux_sweeps": used, "aux_exact": exact,
+                   "aux_energy": term.energy(z, theta)}
+
+
+_AUX_PARAMETERS = """
     Parameters
     ----------
     vars : list, optional
@@ -214,48 +298,138 @@ class Exchange(_PottsStep):
         ``aux_exact = False`` in sample_stats.
     scaling, proposal_sd, k_radius, tune_interval
         Random-walk sd ``proposal_sd * scaling`` (value scale) and k radius
-        ``round(k_radius * scaling)``; ``scaling`` is tuned every ``tune_interval`` draws
-        during tuning.
-    """
+        ``max(1, round(k_radius * scaling))``; ``scaling`` is tuned every ``tune_interval``
+        draws during tuning, towards an acceptance rate of 0.2-0.5.
+"""
+
+
+class Exchange(_AuxiliaryStep):
+    __doc__ = """The exchange algorithm for ``(beta, k)`` or ``(beta, sigma)`` of a Potts term.
+
+    Acceptance ratio, with ``z ~ f(. | theta')`` drawn by the auxiliary sampler::
+
+        q(y|theta') pi(theta') q(z|theta) h(theta|theta') / [q(y|theta) pi(theta) q(z|theta') h(theta'|theta)]
+    """ + _AUX_PARAMETERS
 
     name = "exchange"
-
-    def __init__(self, vars=None, *, sampler="swendsen_wang", sweeps=10, start="observed",
-                 max_sweeps=4096, **kwargs):
-        super().__init__(vars, **kwargs)
-        self.sampler = self.term.check_sampler(sampler)
-        if start not in ("observed", "random"):
-            raise ValueError(f"start must be 'observed' or 'random', got {start!r}")
-        self.start = start
-        self.sweeps = int(sweeps)
-        self.max_sweeps = int(max_sweeps)
-        self._y_energy: dict = {}
 
     @staticmethod
     def competence(var, has_grad):
         return Competence.IDEAL if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
-    def _energy_y(self, theta):
-        key = theta
-        e = self._y_energy.get(key)
-        if e is None:
-            e = self._y_energy[key] = self.term.energy(self.y, theta)
-        return e
-
     def _log_ratio(self, beta0, theta0, beta1, theta1):
-        term = self.term
-        start = self.y if self.start == "observed" else self.rng.integers(0, term.n_classes, term.n)
-        z, used, exact = term.draw(beta1, theta1, start, self.rng, self.sampler, self.sweeps,
-                                   self.max_sweeps)
-        if self.sampler == "cftp" and not exact and not self._warned:
-            warn_not_exact("Exchange", self.max_sweeps)
-            self._warned = True
-        e1 = term.energy(z, theta1)
-        e0 = e1 if theta0 == theta1 else term.energy(z, theta0)
+        z, stats = self._aux_draw(beta1, theta1)
+        e1 = stats["aux_energy"]
+        e0 = e1 if theta0 == theta1 else self.term.energy(z, theta0)
         log_r = (beta1 * self._energy_y(theta1) - beta0 * self._energy_y(theta0)
                  + beta0 * e0 - beta1 * e1)
-        exact = exact if self.sampler in ("cftp", "enumerate") else False
-        return log_r, {"aux_sweeps": used, "aux_exact": exact, "aux_energy": e1}
+        return log_r, stats
+
+
+@dataclass_state
+class MollerState(PottsStepState):
+    z: np.ndarray | None
+    plug_in: tuple
+    path: list
+
+
+class Moller(_AuxiliaryStep):
+    __doc__ = """The auxiliary-variable method of Møller et al. (2006) for a Potts term's parameters.
+
+    The chain runs on ``(theta, z)``: ``z`` lives in the step's state, with the artificial target
+    ``g(z) = q(z | theta_hat) / Z(theta_hat)`` at a plug-in ``theta_hat = (beta_hat, k_hat)``
+    (Cucala et al. 2009, section 3.4). A proposal ``(theta', z')`` draws ``z' ~ f(. | theta')`` and
+    is accepted with the ratio as corrected by Segerie and Peyrot (section 3.2)::
+
+        q(y|theta') pi(theta') q(z'|theta_hat) q(z|theta) h(theta|theta')
+        ------------------------------------------------------------------
+        q(y|theta)  pi(theta)  q(z|theta_hat)  q(z'|theta') h(theta'|theta)
+
+    The plug-in starts at the maximum pseudo-likelihood estimate (or ``plug_in``) and, when
+    ``adapt_plug_in``, is replaced during tuning, every ``tune_interval`` draws, by the average of
+    the second half of the tuning draws so far (``k_hat`` rounded); it is fixed after tuning
+    (Cucala et al., section 4). Whatever the plug-in, ``theta``'s stationary law is the exact
+    posterior when the auxiliary draws are exact; a poor plug-in only slows mixing
+    (their Fig. 8). The plug-in in use is reported as ``plug_in_beta`` and ``plug_in_theta`` in
+    sample_stats.
+    """ + _AUX_PARAMETERS + """    plug_in : tuple (beta_hat, theta_hat), optional
+        The starting plug-in; default the maximum pseudo-likelihood estimate with beta in
+        ``[0, plug_in_beta_max]``.
+    adapt_plug_in : bool
+        Update the plug-in during tuning.
+    plug_in_beta_max : float
+        Upper end of the pseudo-likelihood search for ``beta_hat``.
+    """
+
+    name = "moller"
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.PREFERRED if _is_potts_parameter(var) else Competence.INCOMPATIBLE
+    _state_class = MollerState
+    stats_dtypes_shapes = {
+        **_PottsStep.stats_dtypes_shapes,
+        "plug_in_beta": (np.float64, []),
+        "plug_in_theta": (np.float64, []),
+    }
+
+    def __init__(self, vars=None, *, plug_in=None, adapt_plug_in=True, plug_in_beta_max=4.0,
+                 **kwargs):
+        super().__init__(vars, **kwargs)
+        if plug_in is None:
+            plug_in = self.term.max_pseudo_likelihood(self.y, beta_upper=plug_in_beta_max)
+        self._plug_in0 = self._check_plug_in(plug_in)
+        self.adapt_plug_in = bool(adapt_plug_in)
+        self.plug_in = self._plug_in0
+        self.z = None
+        self.path = []
+
+    def _check_plug_in(self, plug_in):
+        try:
+            beta, theta = plug_in
+        except (TypeError, ValueError):
+            raise ValueError(f"plug_in must be a pair (beta_hat, theta_hat), got {plug_in!r}")
+        beta = float(beta)
+        if not np.isfinite(beta) or beta < 0:
+            raise ValueError(f"plug_in beta_hat must be finite and >= 0, got {beta!r}")
+        if self.term.is_knn:
+            theta = self.term.graph.check_k(theta)
+        else:
+            theta = check_positive(theta, "plug_in sigma_hat")
+        return beta, theta
+
+    def reset_tuning(self):
+        super().reset_tuning()
+        self.plug_in = self._plug_in0
+        self.z = None
+        self.path = []
+
+    def _log_ratio(self, beta0, theta0, beta1, theta1):
+        if self.z is None:
+            self.z = self._aux_draw(beta0, theta0)[0]
+        z1, stats = self._aux_draw(beta1, theta1)
+        self._z_proposed = z1
+        bh, th = self.plug_in
+        term = self.term
+        log_r = (beta1 * self._energy_y(theta1) - beta0 * self._energy_y(theta0)
+                 + bh * (term.energy(z1, th) - term.energy(self.z, th))
+                 + beta0 * term.energy(self.z, theta0) - beta1 * stats["aux_energy"])
+        return log_r, stats
+
+    def _after(self, accepted, beta, theta):
+        if accepted:
+            self.z = self._z_proposed
+        if self.tune and self.adapt_plug_in:
+            self.path.append((beta, theta))
+            if len(self.path) % self.tune_interval == 0:
+                recent = np.array(self.path[len(self.path) // 2:])
+                b, t = recent.mean(axis=0)
+                self.plug_in = (float(b), int(round(t)) if self.term.is_knn else float(t))
+
+    def step(self, point):
+        point, stats = super().step(point)
+        stats[0].update(plug_in_beta=self.plug_in[0], plug_in_theta=float(self.plug_in[1]))
+        return point, stats
 
 
 class PseudoLikelihoodMetropolis(_PottsStep):
@@ -268,6 +442,10 @@ class PseudoLikelihoodMetropolis(_PottsStep):
 
     name = "pseudo_likelihood_metropolis"
 
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.COMPATIBLE if _is_potts_parameter(var) else Competence.INCOMPATIBLE
+
     def __init__(self, vars=None, **kwargs):
         super().__init__(vars, **kwargs)
         self._pl: dict = {}
@@ -276,8 +454,7 @@ class PseudoLikelihoodMetropolis(_PottsStep):
         key = (beta, theta)
         v = self._pl.get(key)
         if v is None:
-            c = self.term.coupling(theta)
-            v = log_pseudo_likelihood(c.indptr, c.indices, c.data, self.y, beta, self.term.class_weights)
+            v = self.term.log_pseudo_likelihood(self.y, beta, theta)
             if len(self._pl) > 4:
                 self._pl.clear()
             self._pl[key] = v
@@ -285,7 +462,7 @@ class PseudoLikelihoodMetropolis(_PottsStep):
 
     def _log_ratio(self, beta0, theta0, beta1, theta1):
         log_r = self._log_pl(beta1, theta1) - self._log_pl(beta0, theta0)
-        return log_r, {"aux_sweeps": 0, "aux_exact": True, "aux_energy": np.nan}
+        return log_r, self._no_aux_stats()
 
 
 def _is_potts_parameter(rv) -> bool:

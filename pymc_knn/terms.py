@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_class_weights, check_n_classes
+from ._validation import check_class_weights, check_n_classes, check_positive
 from .graphs import Coupling, KNNGraph, NeighbourGraph
-from .kernels import cftp_potts2, energy, gibbs_sweeps, swendsen_wang_sweeps
+from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, swendsen_wang_sweeps
 
 AUX_SAMPLERS = ("swendsen_wang", "gibbs", "cftp", "enumerate")
 
@@ -27,10 +27,16 @@ class PottsTerm:
     n_classes : int
     class_weights : array_like, optional
         Unbalanced-sampling weights ``a_g``.
+    beta_max : float, optional
+        Where the field freezes (see :func:`pymc_knn.beta_max`); the step methods refuse a prior
+        on beta that reaches past it.
     """
 
-    def __init__(self, graph: NeighbourGraph, n_classes: int, class_weights=None):
+    _DNN_CACHE = 4
+
+    def __init__(self, graph: NeighbourGraph, n_classes: int, class_weights=None, beta_max=None):
         self.graph = graph
+        self.beta_max = None if beta_max is None else check_positive(beta_max, "beta_max")
         self.n_classes = check_n_classes(n_classes)
         self.class_weights = check_class_weights(class_weights, self.n_classes)
         self.n = graph.n_points
@@ -39,13 +45,13 @@ class PottsTerm:
         self._enumeration: dict = {}
 
     def coupling(self, theta) -> Coupling:
-        """The coupling at ``k`` or ``sigma``, cached (all ``k``; the last ``sigma``)."""
+        """The coupling at ``k`` or ``sigma``, cached (every ``k``; the last four ``sigma``)."""
         key = int(theta) if self.is_knn else float(theta)
         c = self._cache.get(key)
         if c is None:
             c = self.graph.coupling(key)
-            if not self.is_knn:
-                self._cache.clear()
+            if not self.is_knn and len(self._cache) >= self._DNN_CACHE:
+                del self._cache[next(iter(self._cache))]
             self._cache[key] = c
         return c
 
@@ -53,6 +59,44 @@ class PottsTerm:
         """``E_theta(z)`` (no input checks: labels must be valid)."""
         c = self.coupling(theta)
         return energy(c.src, c.dst, c.weight, z, self.class_weights)
+
+    def log_pseudo_likelihood(self, y, beta, theta) -> float:
+        """The log pseudo-likelihood ``sum_i log f(y_i | y_-i, beta, theta)`` (000 eq. 8)."""
+        c = self.coupling(theta)
+        return log_pseudo_likelihood(c.indptr, c.indices, c.data, y, beta, self.class_weights)
+
+    def pseudo_likelihood_grid(self):
+        """The thetas a maximum pseudo-likelihood search scans: every ``k``, or 25 ``sigma``.
+
+        For d-nn the grid spans the pairwise distances (their inverses for the exponential
+        kernel, whose ``sigma`` is a rate), log-spaced.
+        """
+        if self.is_knn:
+            return np.arange(1, self.graph.k_max + 1)
+        d = np.sqrt(self.graph.sq_distances[np.triu_indices(self.n, 1)])
+        d = d[d > 0]
+        lo, hi = (d.min(), d.max()) if d.size else (1.0, 1.0)
+        grid = np.geomspace(lo, hi, 25)
+        return 1.0 / grid[::-1] if self.graph.kernel == "exponential" else grid
+
+    def max_pseudo_likelihood(self, y, beta_upper: float = 4.0):
+        """The maximum pseudo-likelihood estimate ``(beta, theta)`` of Besag (1974).
+
+        ``beta`` maximises the (concave) log pseudo-likelihood on ``[0, beta_upper]`` for each
+        theta of :meth:`pseudo_likelihood_grid`; the best pair is returned.
+        """
+        from scipy.optimize import minimize_scalar
+
+        y = np.asarray(y, dtype=np.int64)
+        best = (-np.inf, 0.0, None)
+        for theta in self.pseudo_likelihood_grid():
+            theta = theta.item()
+            res = minimize_scalar(lambda b: -self.log_pseudo_likelihood(y, b, theta),
+                                  bounds=(0.0, beta_upper), method="bounded",
+                                  options={"xatol": 1e-4})
+            if -res.fun > best[0]:
+                best = (-res.fun, float(res.x), theta)
+        return best[1], best[2]
 
     def draw(self, beta, theta, start, rng, sampler="swendsen_wang", sweeps=10,
              max_sweeps=4096):
@@ -88,6 +132,8 @@ class PottsTerm:
 
         key = float(theta)
         if key not in self._enumeration:
+            if not self.is_knn and len(self._enumeration) >= self._DNN_CACHE:
+                del self._enumeration[next(iter(self._enumeration))]
             self._enumeration[key] = (all_labelings(self.n, self.n_classes),
                                       state_energies(self.coupling(theta), self.n_classes,
                                                      self.class_weights))

@@ -14,12 +14,10 @@ import pymc as pm
 import pytest
 
 import pymc_knn as pk
-from pymc_knn.testing import exact_posterior
 
 from conftest import small_problem
 
 BETA_MAX = 3.0
-BETAS = np.linspace(0.0, BETA_MAX, 601)
 
 
 def knn_model(X, y, K=4):
@@ -30,52 +28,6 @@ def knn_model(X, y, K=4):
     return model
 
 
-def check_against_oracle(idata, post, param="k"):
-    draws = idata.posterior
-    exact_beta = float((post["mass"].sum(param) * post["beta"]).sum())
-    se = float(az.mcse(draws["beta"]).to_array().item())
-    assert abs(float(draws["beta"].mean()) - exact_beta) < 4 * se + 0.01, (float(draws["beta"].mean()), exact_beta, se)
-    if param == "k":
-        for j, p in zip(post["k"].values, post["mass"].sum("beta").values):
-            ind = (draws["k"] == j).astype(float)
-            se = float(az.mcse(ind).to_array().item()) if 0 < float(ind.mean()) < 1 else 0.0
-            assert abs(float(ind.mean()) - p) < 4 * se + 0.01, (j, float(ind.mean()), p, se)
-    cdf = post["mass"].sum(param).cumsum("beta").values
-    for q in (1.0, 1.5, 2.0):
-        exact = cdf[np.searchsorted(BETAS, q)]
-        ind = (draws["beta"] <= q).astype(float)
-        se = float(az.mcse(ind).to_array().item())
-        assert abs(float(ind.mean()) - exact) < 4 * se + 0.01, (q, float(ind.mean()), exact, se)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("G, seed", [(2, 3), (3, 4)])
-def test_exchange_matches_exact_posterior_knn(G, seed):
-    X, y = small_problem(seed, n=8 if G == 2 else 7, G=G)
-    model = knn_model(X, y, K=2 if G == 3 else 4)
-    sampler = "enumerate"  # exact at any beta; CFTP stalls near beta = 3 on these tiny graphs
-    with model:
-        idata = pm.sample(draws=4000, tune=1000, chains=2, cores=1, random_seed=7,
-                          step=pk.Exchange(sampler=sampler), progressbar=False,
-                          compute_convergence_checks=False)
-    assert bool(idata.sample_stats["aux_exact"].all())
-    post = exact_posterior(model["y"].owner.op.term.graph, y, BETAS,
-                           np.arange(1, (2 if G == 3 else 4) + 1))
-    check_against_oracle(idata, post)
-
-
-@pytest.mark.slow
-def test_pseudo_likelihood_metropolis_matches_pseudo_posterior():
-    X, y = small_problem(5, n=9, G=2)
-    model = knn_model(X, y)
-    with model:
-        idata = pm.sample(draws=5000, tune=1000, chains=2, cores=1, random_seed=3,
-                          step=pk.PseudoLikelihoodMetropolis(), progressbar=False,
-                          compute_convergence_checks=False)
-    post = exact_posterior(model["y"].owner.op.term.graph, y, BETAS, np.arange(1, 5), pseudo=True)
-    check_against_oracle(idata, post)
-
-
 def test_exchange_is_assigned_by_default_and_runs():
     X, y, *_ = pk.datasets.load_ripley("train")
     with pm.Model():
@@ -84,7 +36,9 @@ def test_exchange_is_assigned_by_default_and_runs():
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
         idata = pm.sample(draws=300, tune=300, chains=1, cores=1, random_seed=1,
                           progressbar=False, compute_convergence_checks=False)
-    assert {"accept", "accepted", "aux_sweeps", "aux_exact", "aux_energy"} <= set(idata.sample_stats)
+    assert {"accept", "accepted", "aux_sampler", "aux_sweeps", "aux_exact",
+            "aux_energy"} <= set(idata.sample_stats)
+    assert (idata.sample_stats["aux_sampler"] == "swendsen_wang").all()
     assert 0.5 < float(idata.posterior["beta"].mean()) < 3.0
 
 
@@ -140,3 +94,108 @@ def test_bad_model_input():
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
         with pytest.raises(ValueError, match="allows k = 5 > k_max = 4"):
             pk.Exchange()
+
+
+def sample(model, step=None, **kwargs):
+    kwargs = {"draws": 50, "tune": 50, "chains": 2, "cores": 1, "random_seed": 11,
+              "progressbar": False, "compute_convergence_checks": False, **kwargs}
+    with model:
+        return pm.sample(step=step() if step else None, **kwargs)
+
+
+@pytest.mark.parametrize("step", [pk.Exchange, pk.Moller, pk.PseudoLikelihoodMetropolis])
+def test_same_seed_same_draws_with_one_or_two_cores(step):
+    X, y = small_problem(3, n=8)
+    model = knn_model(X, y)
+    one = sample(model, step, cores=1)
+    two = sample(model, step, cores=2)
+    for name in ("beta", "k"):
+        np.testing.assert_array_equal(one.posterior[name], two.posterior[name])
+
+
+@pytest.mark.parametrize("step", [pk.Exchange, pk.Moller])
+def test_every_chain_is_tuned_with_one_core(step):
+    X, y = small_problem(3, n=8)
+    idata = sample(knn_model(X, y), step, tune=300, draws=20, discard_tuned_samples=False)
+    warm = idata.warmup_sample_stats
+    np.testing.assert_array_equal(warm["scaling"][:, 0], 1.0)  # each chain starts afresh
+    assert (warm["scaling"][:, -1] != 1.0).all()  # and is tuned
+    post = idata.sample_stats
+    assert (post["scaling"] == post["scaling"][:, :1]).all()  # fixed after tuning
+    if step is pk.Moller:
+        np.testing.assert_array_equal(warm["plug_in_beta"][0, 0], warm["plug_in_beta"][1, 0])
+        assert (warm["plug_in_beta"][:, -1] != warm["plug_in_beta"][:, 0]).all()
+        assert (post["plug_in_beta"] == post["plug_in_beta"][:, :1]).all()
+        assert (post["plug_in_theta"] == post["plug_in_theta"][:, :1]).all()
+
+
+def test_moller_starts_at_the_maximum_pseudo_likelihood_plug_in():
+    X, y = small_problem(3, n=8)
+    with knn_model(X, y) as model:
+        step = pk.Moller()
+        term = model["y"].owner.op.term
+    beta_hat, k_hat = step.plug_in
+    best = term.log_pseudo_likelihood(y, beta_hat, k_hat)
+    for k in range(1, 5):
+        for b in np.linspace(0, 4, 81):
+            assert term.log_pseudo_likelihood(y, b, k) <= best + 1e-6
+    with model:
+        assert pk.Moller(plug_in=(1.0, 2)).plug_in == (1.0, 2)
+        with pytest.raises(ValueError, match="pair"):
+            pk.Moller(plug_in=1.0)
+        with pytest.raises(ValueError, match="k must be"):
+            pk.Moller(plug_in=(1.0, 9))
+
+
+def test_an_extra_parameter_is_sampled_by_nuts():
+    """A Normal mean next to the Potts term: NUTS for it, Exchange for (beta, k); its conjugate
+    posterior N(sum(x) / (m + 1), 1 / (m + 1)) is recovered."""
+    X, y = small_problem(3, n=8)
+    x = np.random.default_rng(0).normal(1.0, 1.0, size=20)
+    with knn_model(X, y) as model:
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("x", mu, 1, observed=x)
+    idata = sample(model, draws=1000, tune=500)
+    mean, sd = x.sum() / (x.size + 1), 1 / np.sqrt(x.size + 1)
+    se = float(az.mcse(idata.posterior["mu"]).to_array().item())
+    assert abs(float(idata.posterior["mu"].mean()) - mean) < 4 * se
+    assert abs(float(idata.posterior["mu"].std()) - sd) < 0.1 * sd
+    assert "diverging" in idata.sample_stats and "aux_exact" in idata.sample_stats
+
+
+def test_step_arguments_are_checked():
+    X, y = small_problem(3, n=8)
+    with knn_model(X, y):
+        with pytest.raises(TypeError, match="sweep"):
+            pk.Exchange(sweep=10)
+        with pytest.raises(ValueError, match="sweeps"):
+            pk.Exchange(sweeps=0)
+        with pytest.raises(ValueError, match="sampler must be"):
+            pk.Exchange(sampler="metropolis")
+        with pytest.raises(ValueError, match="proposal_sd"):
+            pk.Moller(proposal_sd=-1)
+        with pytest.raises(ValueError, match="start"):
+            pk.Exchange(start="zeros")
+
+
+def test_a_beta_prior_past_beta_max_is_refused():
+    X, y = small_problem(3, n=8)
+    for prior in (lambda: pm.Uniform("beta", 0, 3), lambda: pm.HalfNormal("beta", 1)):
+        with pm.Model():
+            beta = prior()
+            k = pm.DiscreteUniform("k", 1, 4)
+            pk.PottsKNN("y", X=X, beta=beta, k=k, beta_max=2.0, observed=y)
+            with pytest.raises(ValueError, match="reaches past beta_max = 2"):
+                pk.Exchange()
+    with pm.Model():  # inside beta_max: fine
+        beta = pm.Uniform("beta", 0, 2)
+        k = pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, beta_max=2.0, observed=y)
+        pk.Exchange()
+    with pm.Model():  # an expression: caught at the first proposal past it
+        b = pm.Normal("b", 1, 0.3)
+        k = pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=pm.math.exp(b), k=k, beta_max=2.0, observed=y)
+        with pytest.raises(ValueError, match="reaches past beta_max"):
+            pm.sample(draws=200, tune=0, chains=1, progressbar=False, random_seed=1,
+                      compute_convergence_checks=False)
