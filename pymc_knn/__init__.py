@@ -8,8 +8,9 @@ and Pettitt (2011), with the numba samplers and exact enumeration they are check
 from . import datasets, kernels, samplers, testing
 from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
+from .phase import beta_max, mean_energy_curve
 from .safety import install as _install
-from .step_methods import Exchange, PseudoLikelihoodMetropolis
+from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
 _install()
 
@@ -23,9 +24,12 @@ __all__ = [
     "PottsKNN",
     "PseudoLikelihoodMetropolis",
     "KNNGraph",
+    "Moller",
+    "beta_max",
     "datasets",
     "kernels",
     "max_k",
+    "mean_energy_curve",
     "samplers",
     "testing",
 ]

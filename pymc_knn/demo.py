@@ -3,8 +3,8 @@
 Run ``python -m pymc_knn demo``. It prints, for the plug-in values of Cucala et al. (2009)
 (``beta = 1.45, k = 13``), the energy and class balance of draws by Gibbs, Swendsen-Wang and
 coupling from the past next to the observed labels, the mean energy ``E_beta[E(y)]`` over a beta
-grid for k = 1, 13 and 125 (the curve of their Fig. 5, whose flattening at ``k`` shows where the
-field freezes, i.e. ``beta_max``), and writes ``ripley_potts.png``.
+grid for k = 1, 13 and 125 (the curve of their Fig. 5, whose flattening at 1 shows where the
+field freezes, i.e. ``beta_max``: see :mod:`pymc_knn.phase`), and writes ``ripley_potts.png``.
 """
 
 from __future__ import annotations
@@ -16,22 +16,8 @@ import numpy as np
 
 from . import datasets
 from .graphs import KNNGraph
+from .phase import mean_energy_curve
 from .samplers import cftp, gibbs, swendsen_wang
-
-
-def mean_energy_curve(graph: KNNGraph, k: int, betas, rng, sweeps: int = 300, burn: int = 50):
-    """Monte Carlo ``E_beta[E(y)] / n`` per beta by Swendsen-Wang (started at random labels)."""
-    c = graph.coupling(k)
-    out = []
-    for beta in betas:
-        z = rng.integers(0, 2, graph.n_points)
-        z = swendsen_wang(c, beta, z, 2, rng, sweeps=burn)
-        total = 0.0
-        for _ in range(sweeps):
-            z = swendsen_wang(c, beta, z, 2, rng)
-            total += c.energy(z)
-        out.append(total / sweeps / graph.n_points)
-    return np.array(out)
 
 
 def run_demo(out: str = "demo-output", seed: int = 2009) -> None:
@@ -68,8 +54,10 @@ def run_demo(out: str = "demo-output", seed: int = 2009) -> None:
           f"{d.labels.mean():.2f}, agrees with y on {np.mean(d.labels == y):.0%}  ({dt * 1e3:.1f} ms, {status})")
 
     betas = np.linspace(0.0, 4.0, 17)
-    curves = {kk: mean_energy_curve(graph, kk, betas, rng) for kk in (1, 13, 125)}
-    print("\nMean energy per point E_beta[E(y)]/n by Swendsen-Wang (it rises to 1 as the field freezes):")
+    curves = {kk: mean_energy_curve(graph, kk, betas, random_seed=rng).values
+              for kk in (1, 13, 125)}
+    print("\nMean energy per point E_beta[E(y)]/n by Swendsen-Wang (it rises to 1 as the field "
+          "freezes;\npymc_knn.beta_max finds where):")
     print("  beta  " + "  ".join(f"k={kk:<4d}" for kk in curves))
     for b, row in zip(betas, zip(*curves.values())):
         print(f"  {b:4.2f}  " + "  ".join(f"{v:6.3f}" for v in row))
