@@ -6,6 +6,7 @@ and Pettitt (2011), with the numba samplers and exact enumeration they are check
 """
 
 from . import datasets, kernels, samplers, testing
+from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
 from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
 from .phase import beta_max, mean_energy_curve
@@ -28,6 +29,11 @@ __all__ = [
     "beta_max",
     "datasets",
     "kernels",
+    "knn_error_rates",
+    "knn_predict",
+    "knn_vote",
+    "loo_choose_k",
+    "loo_error_curve",
     "max_k",
     "mean_energy_curve",
     "samplers",
