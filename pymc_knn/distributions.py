@@ -27,7 +27,7 @@ from pytensor.tensor.random.op import RandomVariable
 
 from ._validation import check_labels
 from .graphs import DistanceGraph, KNNGraph, max_k
-from .terms import PottsTerm
+from .terms import CFTP_MAX_SWEEPS, PottsTerm
 
 __all__ = ["DistanceNN", "PottsKNN", "PottsRV"]
 
@@ -90,12 +90,12 @@ class PottsRV(RandomVariable):
             theta = term.graph.check_k(theta)
         start = rng.integers(0, term.n_classes, term.n)
         if term.n_classes == 2:
-            z, _, exact = term.draw(beta, theta, start, rng, "cftp", max_sweeps=4096)
+            z, _, exact = term.draw(beta, theta, start, rng, "cftp")
             if not exact:
                 warnings.warn(
-                    f"{self.name}: coupling from the past did not coalesce within 4096 sweeps "
-                    f"at beta={beta:.3g}; this predictive draw is approximate", RuntimeWarning,
-                    stacklevel=2)
+                    f"{self.name}: coupling from the past did not coalesce within "
+                    f"{CFTP_MAX_SWEEPS} sweeps at beta={beta:.3g}; this predictive draw is "
+                    "approximate", RuntimeWarning, stacklevel=2)
             return z
         z, _, _ = term.draw(beta, theta, start, rng, "swendsen_wang", PREDICTIVE_SWEEPS)
         return z

@@ -18,6 +18,7 @@ import numpy as np
 from ._validation import check_beta, check_class_weights, check_labels, check_n_classes
 from .graphs import Coupling
 from .kernels import cftp_potts2, gibbs_sweeps, swendsen_wang_sweeps
+from .terms import CFTP_MAX_SWEEPS
 
 __all__ = ["Draw", "cftp", "gibbs", "swendsen_wang"]
 
@@ -81,7 +82,7 @@ def swendsen_wang(coupling: Coupling, beta: float, start, n_classes: int,
 
 
 def cftp(coupling: Coupling, beta: float, start, rng: np.random.Generator,
-         max_sweeps: int = 4096, class_weights=None) -> Draw:
+         max_sweeps: int = CFTP_MAX_SWEEPS, class_weights=None) -> Draw:
     """An exact draw for two classes by monotone coupling from the past.
 
     Parameters

@@ -31,7 +31,7 @@ from pytensor.graph.traversal import ancestors
 
 from ._validation import check_positive
 from .distributions import PottsRV
-from .terms import warn_not_exact
+from .terms import CFTP_MAX_SWEEPS, warn_not_exact
 
 __all__ = ["Exchange", "Moller", "PseudoLikelihoodMetropolis", "potts_terms", "potts_parameters"]
 
@@ -247,7 +247,7 @@ class _AuxiliaryStep(_PottsStep):
     """A step that draws auxiliary labels ``z' ~ f(. | beta', theta')`` on every proposal."""
 
     def __init__(self, vars=None, *, sampler="swendsen_wang", sweeps=10, start="observed",
-                 max_sweeps=4096, **kwargs):
+                 max_sweeps=CFTP_MAX_SWEEPS, **kwargs):
         super().__init__(vars, **kwargs)
         self.sampler = self.term.check_sampler(sampler)
         if start not in ("observed", "random"):

@@ -16,6 +16,10 @@ from .graphs import Coupling, KNNGraph, NeighbourGraph
 from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, swendsen_wang_sweeps
 
 AUX_SAMPLERS = ("swendsen_wang", "gibbs", "cftp", "enumerate")
+CFTP_MAX_SWEEPS = 16384
+"""Default bound on CFTP's look-back. On Ripley (k = 14, raw covariates) the median look-back is
+1024 sweeps at beta = 1.45 and 4096 at beta = 1.55, where 28% of draws need more than 4096: the
+posterior sits just below the field's critical point."""
 
 
 class PottsTerm:
@@ -99,7 +103,7 @@ class PottsTerm:
         return best[1], best[2]
 
     def draw(self, beta, theta, start, rng, sampler="swendsen_wang", sweeps=10,
-             max_sweeps=4096):
+             max_sweeps=CFTP_MAX_SWEEPS):
         """An auxiliary draw ``z ~ f(. | beta, theta)``: ``(labels, sweeps, exact)``.
 
         ``"swendsen_wang"`` and ``"gibbs"`` run ``sweeps`` sweeps from ``start`` (approximate);
