@@ -12,9 +12,11 @@
 All propose jointly (Cucala et al. 2009, section 3.1): a Gaussian random walk for continuous
 parameters on their transformed (value-variable) scale, and for ``k`` a uniform move on
 ``{k-r..k+r} \\ {k}`` cut to ``{1..k_max}``, with the Hastings correction for the cut. One factor
-``scaling`` sets both (sd ``proposal_sd * scaling``; ``r = max(1, round(k_radius * scaling))``);
-it is tuned during tuning only, every ``tune_interval`` draws, by PyMC's Metropolis rule, which
-aims at an acceptance rate between 0.2 and 0.5.
+``scaling`` sets both (sd ``proposal_sd * scaling``; ``r = max(1, round(k_radius * scaling))``,
+and ``k`` moves at all with probability ``min(1, k_radius * scaling)``, so that a small scaling
+shrinks the k move as well as the beta move); it is tuned during tuning only, every
+``tune_interval`` draws, by PyMC's Metropolis rule, which aims at an acceptance rate between 0.2
+and 0.5.
 """
 
 from __future__ import annotations
@@ -192,10 +194,13 @@ class _PottsStep(BlockedStep):
         log_h = 0.0
         K = self.term.graph.k_max if self.term.is_knn else None
         r = max(1, int(round(self.k_radius * self.scaling)))
+        p_move = min(1.0, self.k_radius * self.scaling)
         for v, discrete in zip(self.vars, self._discrete):
             x = point[v.name]
             if discrete:
                 k = int(x)
+                if self.rng.random() >= p_move:
+                    continue  # symmetric: a small scaling shrinks the k move too
                 moves = _moves(k, r, K)
                 k_new = moves[self.rng.integers(moves.size)]
                 log_h += np.log(moves.size) - np.log(_moves(k_new, r, K).size)
@@ -298,8 +303,9 @@ _AUX_PARAMETERS = """
         ``aux_exact = False`` in sample_stats.
     scaling, proposal_sd, k_radius, tune_interval
         Random-walk sd ``proposal_sd * scaling`` (value scale) and k radius
-        ``max(1, round(k_radius * scaling))``; ``scaling`` is tuned every ``tune_interval``
-        draws during tuning, towards an acceptance rate of 0.2-0.5.
+        ``max(1, round(k_radius * scaling))``, k moving with probability
+        ``min(1, k_radius * scaling)``; ``scaling`` is tuned every ``tune_interval`` draws
+        during tuning, towards an acceptance rate of 0.2-0.5.
 """
 
 
