@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,plot]"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
 demo: $(STAMP)

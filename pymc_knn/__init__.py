@@ -10,6 +10,8 @@ from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo
 from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
 from .phase import beta_max, mean_energy_curve
+from .predict import (add_predictions, predict_proba, predictive_summary, summarize_proba,
+                      uncertainty_zones)
 from .safety import install as _install
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
@@ -26,6 +28,7 @@ __all__ = [
     "PseudoLikelihoodMetropolis",
     "KNNGraph",
     "Moller",
+    "add_predictions",
     "beta_max",
     "datasets",
     "kernels",
@@ -36,6 +39,10 @@ __all__ = [
     "loo_error_curve",
     "max_k",
     "mean_energy_curve",
+    "predict_proba",
+    "predictive_summary",
     "samplers",
+    "summarize_proba",
     "testing",
+    "uncertainty_zones",
 ]

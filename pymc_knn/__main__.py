@@ -1,4 +1,8 @@
-"""Command line: ``python -m pymc_knn demo [--out DIR]``."""
+"""Command line of pymc-knn.
+
+``python -m pymc_knn demo``: the Bayesian kNN fit of Ripley's data (the README's main job).
+``python -m pymc_knn fit data.csv --target label``: the same model on your own CSV file.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,45 @@ import argparse
 import sys
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pymc_knn", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="Potts fields on Ripley's kNN graph: the auxiliary samplers")
-    demo.add_argument("--out", default="demo-output", help="folder for the PNG (default: %(default)s)")
-    demo.add_argument("--seed", type=int, default=2009)
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        from .demo import run_demo
+def _sampling_args(p, draws=5000, tune=2000):
+    p.add_argument("--draws", type=int, default=draws, help="draws per chain (%(default)s)")
+    p.add_argument("--tune", type=int, default=tune, help="tuning draws per chain (%(default)s)")
+    p.add_argument("--chains", type=int, default=4, help="(%(default)s)")
+    p.add_argument("--cores", type=int, default=2, help="(%(default)s)")
 
-        run_demo(args.out, args.seed)
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pymc_knn", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="fit Ripley's data with the exchange algorithm")
+    demo.add_argument("--out", default="demo-output", help="folder for the PNGs (%(default)s)")
+    demo.add_argument("--seed", type=int, default=2009)
+    _sampling_args(demo, draws=25000, tune=5000)
+    fit = sub.add_parser("fit", help="fit the probabilistic kNN to a CSV file")
+    fit.add_argument("csv", help="CSV file with a header row")
+    fit.add_argument("--target", required=True, help="the column holding the classes")
+    fit.add_argument("--out", default="fit-output", help="folder for the PNGs (%(default)s)")
+    fit.add_argument("--seed", type=int, default=None)
+    fit.add_argument("--raw", action="store_true", help="do not standardise the covariates")
+    fit.add_argument("--beta-upper", type=float, default=4.0,
+                     help="upper bound of the uniform prior on beta (%(default)s)")
+    _sampling_args(fit)
+    args = parser.parse_args(argv)
+
+    from . import jobs
+
+    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains,
+                "cores": args.cores}
+    if args.command == "demo":
+        jobs.ripley_demo(args.out, args.seed, **sampling)
+        return 0
+    try:
+        jobs.fit_csv(args.csv, args.target, args.out, args.seed, standardize=not args.raw,
+                     beta_upper=args.beta_upper, **sampling)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

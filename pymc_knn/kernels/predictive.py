@@ -1,0 +1,307 @@
+"""numba kernels of the posterior predictive of new points (Cucala et al. 2009, eq. 5).
+
+A new point ``a`` is added to the training points as point ``n + 1`` of the joint model; its
+class given the training labels then has the full conditional
+``P(y_a = g | y, beta, theta) ∝ exp(beta h_a(g))`` with the *strength*
+``h_a(g) = a_g sum_j (W_aj + W_ja) [y_j == g]``: the training points among the new point's
+neighbours and those that would count it among theirs. Kernels here compute strengths; the
+probabilities and their summaries over posterior draws follow from ``beta * h``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .structure import dnn_log_kernel
+
+
+@njit(cache=True, parallel=True)
+def knn_strengths(order, enter, y, ks, class_weights, equal):
+    """Strengths ``h[a, t, g]`` of new points in a kNN model, for each ``k = ks[t]``.
+
+    Parameters
+    ----------
+    order : int64 array (m, K)
+        Each new point's training neighbours, nearest first.
+    enter : int64 array (m, n)
+        The smallest ``k`` at which training point ``j`` counts new point ``a`` among its ``k``
+        nearest (``K + 1`` if none).
+    y : int64 array (n,)
+    ks : int64 array (T,)
+        Values of ``k`` in ``1..K``.
+    class_weights : float64 array (G,)
+    equal : bool
+        Equal-weight neighbours (Yoon and Friel 2015): the union of both neighbourhoods, each
+        point once; else symmetrised (Cucala et al. 2009): a mutual neighbour counts twice.
+    """
+    m, K = order.shape
+    n = y.size
+    G = class_weights.size
+    T = ks.size
+    out = np.empty((m, T, G))
+    for a in prange(m):
+        rank = np.full(n, K + 1, dtype=np.int64)
+        for r in range(K):
+            rank[order[a, r]] = r + 1
+        # joins[kk, g]: class-g neighbour entries that appear when k reaches kk
+        joins = np.zeros((K + 2, G))
+        for j in range(n):
+            if equal:
+                joins[min(rank[j], enter[a, j]), y[j]] += 1.0
+            else:
+                joins[rank[j], y[j]] += 1.0
+                joins[enter[a, j], y[j]] += 1.0
+        for kk in range(2, K + 1):
+            for g in range(G):
+                joins[kk, g] += joins[kk - 1, g]
+        for t in range(T):
+            k = ks[t]
+            for g in range(G):
+                out[a, t, g] = class_weights[g] * joins[k, g] / k
+    return out
+
+
+@njit(cache=True, parallel=True)
+def dnn_row_sums(sq_train, sigmas, kernel, epsilon):
+    """Per ``sigma`` and training row ``j``: the largest log-weight ``M[t, j]`` over ``l != j``
+    and ``S[t, j] = sum_{l != j} exp(logw_jl - M[t, j])``."""
+    n = sq_train.shape[0]
+    T = sigmas.size
+    M = np.empty((T, n))
+    S = np.empty((T, n))
+    for t in prange(T):
+        for j in range(n):
+            logw = dnn_log_kernel(sq_train[j], sigmas[t], kernel, epsilon)
+            mx = -np.inf
+            for l in range(n):
+                if l != j and logw[l] > mx:
+                    mx = logw[l]
+            s = 0.0
+            for l in range(n):
+                if l != j:
+                    s += np.exp(logw[l] - mx)
+            M[t, j] = mx
+            S[t, j] = s
+    return M, S
+
+
+@njit(cache=True, parallel=True)
+def dnn_strengths(sq_new, y, sigmas, M, S, kernel, epsilon, class_weights):
+    """Strengths ``h[a, t, g]`` of new points in a d-nn model at each ``sigma = sigmas[t]``.
+
+    The new point's own row ``W_a.`` is normalised over the training points; training row ``j``
+    over its ``n - 1`` other training points and the new point, as in the joint model of the
+    ``n + 1`` points. ``M, S`` come from :func:`dnn_row_sums`.
+    """
+    m, n = sq_new.shape
+    G = class_weights.size
+    T = sigmas.size
+    out = np.zeros((m, T, G))
+    for a in prange(m):
+        for t in range(T):
+            logw = dnn_log_kernel(sq_new[a], sigmas[t], kernel, epsilon)
+            mx = logw.max()
+            total = 0.0
+            for j in range(n):
+                total += np.exp(logw[j] - mx)
+            for j in range(n):
+                own = np.exp(logw[j] - mx) / total
+                x = logw[j] - M[t, j]
+                if x > 0.0:  # the new point outweighs j's nearest training point
+                    back = 1.0 / (S[t, j] * np.exp(-x) + 1.0)
+                else:
+                    e = np.exp(x)
+                    back = e / (S[t, j] + e)
+                out[a, t, y[j]] += own + back
+            for g in range(G):
+                out[a, t, g] *= class_weights[g]
+    return out
+
+
+@njit(cache=True)
+def softmax_into(beta, h, out):
+    """``out[g] = exp(beta h[g]) / sum_l exp(beta h[l])``."""
+    G = h.size
+    mx = -np.inf
+    for g in range(G):
+        if beta * h[g] > mx:
+            mx = beta * h[g]
+    total = 0.0
+    for g in range(G):
+        out[g] = np.exp(beta * h[g] - mx)
+        total += out[g]
+    for g in range(G):
+        out[g] /= total
+
+
+@njit(cache=True, parallel=True)
+def draw_probabilities(h, beta, theta_index):
+    """Per-draw class probabilities ``p[d, a, g]`` from strengths ``h[a, t, g]``.
+
+    Draw ``d`` has ``beta[d]`` and uses the strengths of ``theta_index[d]``.
+    """
+    m, _, G = h.shape
+    D = beta.size
+    out = np.empty((D, m, G))
+    for d in prange(D):
+        t = theta_index[d]
+        for a in range(m):
+            softmax_into(beta[d], h[a, t], out[d, a])
+    return out
+
+
+@njit(cache=True)
+def weighted_quantile_sorted(values, weights, q):
+    """The ``q``-quantile (inverted cdf) of sorted ``values`` with ``weights``."""
+    target = q * weights.sum()
+    acc = 0.0
+    for i in range(values.size):
+        acc += weights[i]
+        if acc >= target and weights[i] > 0.0:
+            return values[i]
+    return values[-1]
+
+
+@njit(cache=True, parallel=True)
+def summaries_general(h, beta, theta_index, weights, lo_q, hi_q):
+    """Posterior mean and equal-tailed interval of each class probability, any ``G``.
+
+    ``(beta, theta_index, weights)`` are the distinct draws and their multiplicities. Returns
+    ``mean, lower, upper``, each ``(m, G)``.
+    """
+    m, _, G = h.shape
+    U = beta.size
+    wsum = weights.sum()
+    mean = np.zeros((m, G))
+    lower = np.empty((m, G))
+    upper = np.empty((m, G))
+    for a in prange(m):
+        p = np.empty((U, G))
+        for u in range(U):
+            softmax_into(beta[u], h[a, theta_index[u]], p[u])
+            for g in range(G):
+                mean[a, g] += weights[u] * p[u, g]
+        for g in range(G):
+            mean[a, g] /= wsum
+            order = np.argsort(p[:, g])
+            vals = p[order, g]
+            w = weights[order]
+            lower[a, g] = weighted_quantile_sorted(vals, w, lo_q)
+            upper[a, g] = weighted_quantile_sorted(vals, w, hi_q)
+    return mean, lower, upper
+
+
+@njit(cache=True)
+def _weight_at_most(s, L, beta_sorted, cumw, start, stop):
+    """Weight of the draws of one group (sorted betas) whose logit ``beta * s`` is ``<= L``."""
+    if s > 0.0:
+        i = np.searchsorted(beta_sorted[start:stop], L / s, side="right")
+        return cumw[start + i] - cumw[start]
+    if s < 0.0:
+        i = np.searchsorted(beta_sorted[start:stop], L / s, side="left")
+        return cumw[stop] - cumw[start + i]
+    return cumw[stop] - cumw[start] if L >= 0.0 else 0.0
+
+
+@njit(cache=True)
+def _logit_quantile(s, beta_sorted, cumw, bounds, q, lo, hi):
+    """The ``q``-quantile (inverted cdf) of the logits ``beta * s_t`` over all groups ``t``.
+
+    Bisection on the logit: the weight below ``L`` is a sum of binary searches, one per group.
+    """
+    T = s.size
+    target = q * cumw[-1]
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        w = 0.0
+        for t in range(T):
+            w += _weight_at_most(s[t], mid, beta_sorted, cumw, bounds[t], bounds[t + 1])
+        if w >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@njit(cache=True, parallel=True)
+def summaries_two_classes(h, beta_sorted, cumw, bounds, lo_q, hi_q):
+    """Mean and interval of each class probability for two classes, streaming over draws.
+
+    The draws are grouped by ``theta`` (group ``t`` is ``bounds[t]:bounds[t+1]``, betas sorted
+    within it, ``cumw`` the running sum of their weights). The logit of ``P(class 1)`` is
+    ``beta * s_t`` with ``s_t = h[., t, 1] - h[., t, 0]`` (and ``-beta * s_t`` for class 0),
+    monotone in beta within a group, so a quantile needs binary searches per group, never the
+    per-draw values. Returns ``mean, lower, upper``, each ``(m, 2)``.
+    """
+    m, T, _ = h.shape
+    wsum = cumw[-1]
+    mean = np.empty((m, 2))
+    lower = np.empty((m, 2))
+    upper = np.empty((m, 2))
+    weights = np.diff(cumw)
+    for a in prange(m):
+        s = np.empty(T)
+        lo = np.inf
+        hi = -np.inf
+        acc = 0.0
+        for t in range(T):
+            s[t] = h[a, t, 1] - h[a, t, 0]
+            for u in range(bounds[t], bounds[t + 1]):
+                x = beta_sorted[u] * s[t]
+                lo = min(lo, x)
+                hi = max(hi, x)
+                acc += weights[u] / (1.0 + np.exp(-x))
+        mean[a, 1] = acc / wsum
+        mean[a, 0] = 1.0 - mean[a, 1]
+        for g in range(2):
+            sign = 1.0 if g == 1 else -1.0
+            sg = sign * s
+            lo_g = min(sign * lo, sign * hi) - 1.0  # strictly below the smallest logit
+            hi_g = max(sign * lo, sign * hi)
+            x_lo = _logit_quantile(sg, beta_sorted, cumw, bounds, lo_q, lo_g, hi_g)
+            x_hi = _logit_quantile(sg, beta_sorted, cumw, bounds, hi_q, lo_g, hi_g)
+            lower[a, g] = 1.0 / (1.0 + np.exp(-x_lo))
+            upper[a, g] = 1.0 / (1.0 + np.exp(-x_hi))
+    return mean, lower, upper
+
+
+@njit(cache=True)
+def clamped_gibbs(indptr, indices, data, z, sites, beta, class_weights, n_sweeps, rng):
+    """Gibbs sweeps over ``sites`` only (the other labels fixed); in place.
+
+    Returns the full conditional probabilities ``(len(sites), G)`` of the sites at the last
+    sweep, each computed just before the site's update (a Rao-Blackwellised estimate).
+    """
+    G = class_weights.size
+    n = z.size
+    c = np.zeros((n, G))
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            c[i, z[indices[p]]] += data[p]
+    probs = np.empty((sites.size, G))
+    h = np.empty(G)
+    for sweep in range(n_sweeps):
+        u = rng.random(sites.size)
+        for s in range(sites.size):
+            i = sites[s]
+            for g in range(G):
+                h[g] = class_weights[g] * c[i, g]
+            softmax_into(beta, h, probs[s])
+            acc = 0.0
+            new = G - 1
+            for g in range(G - 1):
+                acc += probs[s, g]
+                if u[s] < acc:
+                    new = g
+                    break
+            old = z[i]
+            if new != old:
+                for p in range(indptr[i], indptr[i + 1]):
+                    j = indices[p]
+                    c[j, old] -= data[p]
+                    c[j, new] += data[p]
+                z[i] = new
+    return probs

@@ -1,0 +1,470 @@
+"""Posterior predictive class probabilities of new points, their summaries and zones.
+
+For a new point ``x`` and one posterior draw ``(beta, theta)``, the class probability is the full
+conditional of ``x``'s label when ``x`` joins the training points as point ``n + 1`` of the same
+Potts field, the training labels fixed (Cucala et al. 2009, eq. 5; Friel and Pettitt 2011, section
+4 for d-nn):
+
+``P(y_x = g | y, beta, theta) ∝ exp(beta a_g sum_j (W_xj + W_jx) [y_j == g])``:
+
+* kNN, symmetrised: the class-``g`` training points among ``x``'s ``k`` nearest, plus those that
+  would count ``x`` among their ``k`` nearest (a point in both counts twice), over ``k``;
+* kNN, equal weights: the union of the two neighbourhoods, each point once, over ``k``;
+* d-nn: ``x``'s row normalised over the training points, and each training row ``j``
+  renormalised with ``x`` added.
+
+Averaging over posterior draws gives the posterior predictive (000 eqs. 6-7); the equal-tailed
+credible interval of each class probability over the draws, and the uncertainty zone of 000 Fig. 3,
+follow. Summaries stream over the draws (draws that share ``k`` share their neighbour counts) and
+over chunks of points: a 200 x 200 grid with 10,000 draws never holds the (draw, point, class)
+array.
+
+Joint (transductive) prediction (Segerie and Peyrot, section 3.1): for each posterior draw all the
+new labels are drawn together by Gibbs sweeps on the field over training and new points, the
+training labels fixed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from pymc.pytensorf import compile as pm_compile
+from pytensor.graph.traversal import ancestors
+
+from ._validation import check_covariates
+from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph
+from .kernels import predictive as _k
+from .terms import PottsTerm
+
+__all__ = ["add_predictions", "predict_proba", "predictive_summary", "summarize_proba",
+           "uncertainty_zones"]
+
+SAMPLE_DIMS = ("chain", "draw")
+LAZY_ELEMENTS = 1 << 26
+"""Per-draw probabilities with more elements than this (512 MB in float64) come as dask arrays."""
+CHUNK_ELEMENTS = 1 << 22
+"""Elements of the strength array ``(point, theta, class)`` per chunk of points."""
+
+
+class Posterior:
+    """A Potts term of a PyMC model and the posterior draws of its ``(beta, theta)``.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        With a ``posterior`` group from ``pm.sample`` on ``model``.
+    model : pymc.Model, optional
+        The model that produced ``idata``; default the model of the current ``with`` context.
+    var_name : str, optional
+        The observed ``PottsKNN`` or ``DistanceNN`` variable; needed only when the model has
+        several.
+    """
+
+    def __init__(self, idata, model=None, var_name=None):
+        from .step_methods import potts_terms
+
+        try:
+            model = pm.modelcontext(model)
+        except TypeError:
+            raise ValueError(
+                "prediction needs the PyMC model that produced idata (it holds the training "
+                "data): pass model=model or call inside `with model:`"
+            ) from None
+        terms = [rv for rv in potts_terms(model) if rv in model.observed_RVs]
+        if var_name is not None:
+            terms = [rv for rv in terms if rv.name == var_name]
+        if len(terms) != 1:
+            names = [rv.name for rv in potts_terms(model)]
+            raise ValueError(
+                f"give var_name= as one of the model's observed Potts terms {names}"
+                if var_name is not None or names else
+                "the model has no observed PottsKNN or DistanceNN term to predict with"
+            )
+        self.rv = terms[0]
+        self.name = self.rv.name
+        self.term: PottsTerm = self.rv.owner.op.term
+        self.y = np.asarray(model.rvs_to_values[self.rv].data, dtype=np.int64)
+        self._check_idata(idata)
+        self.beta, self.theta = self._parameter_draws(idata.posterior, model)
+
+    def _check_idata(self, idata):
+        if not hasattr(idata, "groups") or "posterior" not in idata.groups():
+            raise ValueError(
+                "idata has no posterior group: pass the InferenceData returned by pm.sample")
+        observed = getattr(idata, "observed_data", None)
+        if observed is not None and self.name in observed:
+            seen = np.asarray(observed[self.name])
+            if seen.shape != self.y.shape or not np.array_equal(seen, self.y):
+                raise ValueError(
+                    f"idata's observed {self.name!r} differs from the model's labels: idata was "
+                    "sampled from another model or data set")
+
+    def _parameter_draws(self, posterior, model):
+        params = self.rv.owner.inputs[2:]
+        anc = set(ancestors(params))
+        inputs = [rv for rv in model.free_RVs if rv in anc]
+        missing = [rv.name for rv in inputs if rv.name not in posterior]
+        if missing:
+            raise ValueError(
+                f"idata's posterior has no draws of {missing}, the parameters of {self.name!r}: "
+                "was it sampled from this model?")
+        shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+        values = [np.asarray(posterior[rv.name]) for rv in inputs]
+        if all(p in inputs for p in params):
+            beta, theta = (values[inputs.index(p)] for p in params)
+        else:
+            fn = pm_compile(inputs, list(params), on_unused_input="ignore")
+            beta, theta = np.empty(shape), np.empty(shape)
+            for idx in np.ndindex(*shape):
+                beta[idx], theta[idx] = (np.asarray(o).item() for o in fn(*(v[idx] for v in values)))
+        beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), shape)
+        theta = np.broadcast_to(np.asarray(theta), shape)
+        if self.term.is_knn:
+            theta = np.rint(theta).astype(np.int64)
+        return np.ascontiguousarray(beta), np.ascontiguousarray(theta, dtype=theta.dtype)
+
+    @property
+    def coords(self):
+        return {"chain": np.arange(self.beta.shape[0]), "draw": np.arange(self.beta.shape[1])}
+
+    def thetas(self):
+        """The distinct thetas and each draw's index into them (flattened draws)."""
+        thetas, index = np.unique(self.theta.ravel(), return_inverse=True)
+        return thetas, index.astype(np.int64)
+
+    def strengths(self, X_new, thetas) -> np.ndarray:
+        """Strengths ``h[a, t, g]`` of the new points at each theta (see the module docstring)."""
+        term, graph = self.term, self.term.graph
+        if term.is_knn:
+            q = graph.query(X_new)
+            return _k.knn_strengths(q.neighbours, q.enter_k, self.y, thetas.astype(np.int64),
+                                    term.class_weights, graph.kind == "equal")
+        sigmas = np.asarray(thetas, dtype=np.float64)
+        M, S = self._row_sums(sigmas)
+        return _k.dnn_strengths(graph.squared_distances_to(X_new), self.y, sigmas, M, S,
+                                DNN_KERNELS[graph.kernel], graph.epsilon, term.class_weights)
+
+    def query_size(self) -> int:
+        """Elements a new point takes in the neighbour query (distances, ranks, order)."""
+        g = self.term.graph
+        return 3 * g.n_points + (g.k_max if self.term.is_knn else 0)
+
+    def _row_sums(self, sigmas):
+        key = sigmas.tobytes()
+        if getattr(self, "_row_sums_key", None) != key:
+            g = self.term.graph
+            self._row_sums_value = _k.dnn_row_sums(g.sq_distances, sigmas,
+                                                   DNN_KERNELS[g.kernel], g.epsilon)
+            self._row_sums_key = key
+        return self._row_sums_value
+
+
+def _checked_new(post: Posterior, X_new) -> np.ndarray:
+    X_new = check_covariates(X_new, "X_new", min_rows=1)
+    p = post.term.graph.n_features
+    if X_new.shape[1] != p:
+        raise ValueError(
+            f"X_new has {X_new.shape[1]} columns but {post.name!r} was fitted on {p} features")
+    return X_new
+
+
+def _chunks(m: int, per_point: int, budget: int = CHUNK_ELEMENTS):
+    size = max(1, min(m, budget // max(per_point, 1)))
+    return [slice(s, min(m, s + size)) for s in range(0, m, size)]
+
+
+def _class_coord(post: Posterior, classes):
+    G = post.term.n_classes
+    if classes is None:
+        return np.arange(G)
+    classes = np.asarray(classes)
+    if classes.shape != (G,):
+        raise ValueError(f"classes must hold {G} labels (one per class), got shape {classes.shape}")
+    return classes
+
+
+def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
+                  sweeps=20, random_seed=None, lazy=None) -> xr.DataArray:
+    """Class probabilities of new points for every posterior draw (000 eq. 5).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From ``pm.sample`` on ``model``.
+    X_new : array_like, shape (m, p)
+        New covariates, on the scale of the training covariates (the model's standardisation is
+        applied to them).
+    model : pymc.Model, optional
+        Default: the model of the current ``with`` context.
+    var_name : str, optional
+        The Potts term, when the model has several.
+    classes : array_like, optional
+        Labels for the ``class`` coordinate (default ``0..G-1``).
+    joint : bool
+        Joint (transductive) prediction of Segerie and Peyrot (section 3.1): for each draw, all
+        new labels are updated together by ``sweeps`` Gibbs sweeps on the field over training
+        and new points (training labels fixed), continuing from the previous draw's labels; the
+        probabilities returned are each new label's full conditional at the last sweep
+        (Rao-Blackwellised), and ``attrs["labels"]`` holds the label draws ``(chain, draw,
+        point)``. Costs ``sweeps`` Gibbs sweeps over the new points per draw; thin ``idata``
+        first (``idata.sel(draw=slice(None, None, 10))``) for long runs.
+    sweeps : int
+        Gibbs sweeps per draw when ``joint``.
+    random_seed : int or numpy.random.Generator, optional
+        For ``joint`` only (the independent probabilities are deterministic).
+    lazy : bool, optional
+        Return a dask-backed array computed in chunks of points. Default: lazy when the array
+        would exceed 2**26 elements (512 MB).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``(chain, draw, point, class)``, named ``f"{var_name}_proba"``.
+    """
+    post = Posterior(idata, model, var_name)
+    X_new = _checked_new(post, X_new)
+    coords = {**post.coords, "point": np.arange(X_new.shape[0]),
+              "class": _class_coord(post, classes)}
+    dims = (*SAMPLE_DIMS, "point", "class")
+    name = f"{post.name}_proba"
+    if joint:
+        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed))
+        out = xr.DataArray(probs, coords=coords, dims=dims, name=name)
+        out.attrs["labels"] = labels
+        out.attrs["method"] = "joint Gibbs (Segerie and Peyrot, section 3.1)"
+        return out
+    C, D = post.beta.shape
+    G = post.term.n_classes
+    m = X_new.shape[0]
+    thetas, index = post.thetas()
+    beta = post.beta.ravel()
+
+    def block(X):
+        p = _k.draw_probabilities(post.strengths(X, thetas), beta, index)
+        return p.reshape(C, D, X.shape[0], G)
+
+    if lazy is None:
+        lazy = C * D * m * G > LAZY_ELEMENTS
+    if lazy:
+        import dask
+        import dask.array as da
+
+        blocks = [da.from_delayed(dask.delayed(block)(X_new[s]),
+                                  shape=(C, D, s.stop - s.start, G), dtype=np.float64)
+                  for s in _chunks(m, C * D * G, LAZY_ELEMENTS // 4)]
+        data = da.concatenate(blocks, axis=2)
+    else:
+        chunks = _chunks(m, C * D * G + post.query_size())
+        data = np.concatenate([block(X_new[s]) for s in chunks], axis=2)
+    out = xr.DataArray(data, coords=coords, dims=dims, name=name)
+    out.attrs["method"] = "independent (Cucala et al. 2009, eq. 5)"
+    return out
+
+
+def _joint_graph(post: Posterior, X_new):
+    g = post.term.graph
+    both = np.vstack([g.X, g.transform(X_new)])
+    if post.term.is_knn:
+        return KNNGraph(both, k_max=g.k_max, neighbours=g.kind, standardize=False)
+    return DistanceGraph(both, kernel=g.kernel, standardize=False, epsilon=g.epsilon)
+
+
+def _joint(post: Posterior, X_new, sweeps, rng):
+    if isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
+        raise ValueError(f"sweeps must be a positive integer, got {sweeps!r}")
+    term = PottsTerm(_joint_graph(post, X_new), post.term.n_classes, post.term.class_weights)
+    n, m, G = post.term.n, X_new.shape[0], post.term.n_classes
+    C, D = post.beta.shape
+    sites = np.arange(n, n + m)
+    probs = np.empty((C, D, m, G))
+    labels = np.empty((C, D, m), dtype=np.int64)
+    for c in range(C):
+        z = np.concatenate([post.y, rng.integers(0, G, m)])
+        for d in range(D):
+            cp = term.coupling(post.theta[c, d].item())
+            probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
+                                           post.beta[c, d], term.class_weights, int(sweeps), rng)
+            labels[c, d] = z[n:]
+    return probs, labels
+
+
+def _distinct_draws(post: Posterior):
+    """Distinct ``(theta index, beta)`` pairs sorted by theta then beta, and their counts."""
+    thetas, index = post.thetas()
+    pairs, counts = np.unique(np.column_stack([index, post.beta.ravel()]), axis=0,
+                              return_counts=True)
+    return thetas, pairs[:, 0].astype(np.int64), np.ascontiguousarray(pairs[:, 1]), counts
+
+
+def _check_ci(ci_prob) -> float:
+    if not 0.0 < float(ci_prob) < 1.0:
+        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
+    return float(ci_prob)
+
+
+def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
+                       classes=None) -> xr.Dataset:
+    """Posterior predictive summary of new points, streamed over draws and chunks of points.
+
+    Parameters
+    ----------
+    idata, X_new, model, var_name, classes
+        As for :func:`predict_proba`.
+    ci_prob : float
+        Probability of the equal-tailed credible interval (000 Fig. 3 uses 0.95).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``proba`` (point, class): the posterior predictive probability (000 eq. 7), the mean
+        over draws;
+        ``lower``, ``upper`` (point, class): the equal-tailed interval of the per-draw
+        probabilities (the inverted-cdf quantiles at ``(1 -/+ ci_prob) / 2``); ``bayes_class``
+        (point): the most probable class; ``uncertain`` (point): see
+        :func:`uncertainty_zones`.
+
+    Notes
+    -----
+    Nothing of size (draw, point) is held: draws are reduced to their distinct ``(beta,
+    theta)`` pairs, and points go in chunks. With two classes and a kNN model each quantile is
+    a bisection whose steps are binary searches among the draws sharing one ``k``; otherwise
+    each point sorts its distinct draws' probabilities.
+    """
+    ci_prob = _check_ci(ci_prob)
+    post = Posterior(idata, model, var_name)
+    X_new = _checked_new(post, X_new)
+    thetas, t_index, beta, counts = _distinct_draws(post)
+    weights = counts.astype(np.float64)
+    lo_q, hi_q = (1 - ci_prob) / 2, (1 + ci_prob) / 2
+    G = post.term.n_classes
+    m = X_new.shape[0]
+    mean, lower, upper = (np.empty((m, G)) for _ in range(3))
+    two = G == 2 and post.term.is_knn
+    if two:
+        bounds = np.searchsorted(t_index, np.arange(thetas.size + 1)).astype(np.int64)
+        cumw = np.concatenate([[0.0], np.cumsum(weights)])
+    per_point = (thetas.size if two else thetas.size + beta.size) * G + post.query_size()
+    for s in _chunks(m, per_point):
+        h = post.strengths(X_new[s], thetas)
+        if two:
+            mean[s], lower[s], upper[s] = _k.summaries_two_classes(h, beta, cumw, bounds,
+                                                                   lo_q, hi_q)
+        else:
+            mean[s], lower[s], upper[s] = _k.summaries_general(h, beta, t_index, weights,
+                                                               lo_q, hi_q)
+    return _summary_dataset(mean, lower, upper, _class_coord(post, classes), ci_prob)
+
+
+def summarize_proba(proba: xr.DataArray, ci_prob=0.95) -> xr.Dataset:
+    """The summary of :func:`predictive_summary` from per-draw probabilities.
+
+    For the output of :func:`predict_proba` (for instance with ``joint=True``); the array is
+    reduced over ``chain`` and ``draw``.
+    """
+    ci_prob = _check_ci(ci_prob)
+    if not isinstance(proba, xr.DataArray) or set(proba.dims) != {*SAMPLE_DIMS, "point", "class"}:
+        raise ValueError("proba must be a DataArray with dims (chain, draw, point, class) from "
+                         "pk.predict_proba")
+    proba = proba.transpose(*SAMPLE_DIMS, "point", "class")
+    mean = proba.mean(SAMPLE_DIMS)
+    q = proba.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=SAMPLE_DIMS,
+                       method="inverted_cdf")
+    return _summary_dataset(np.asarray(mean), np.asarray(q[0]), np.asarray(q[1]),
+                            proba["class"].values, ci_prob)
+
+
+def uncertainty_zones(lower, upper, mean) -> np.ndarray:
+    """Whether each point is in the uncertainty zone (000 Fig. 3).
+
+    Two classes: the credible interval of ``P(class 1)`` contains 0.5. More classes: the
+    intervals of the two classes of highest mean probability overlap.
+
+    Parameters
+    ----------
+    lower, upper, mean : array_like, shape (m, G)
+    """
+    lower, upper, mean = (np.asarray(a, dtype=np.float64) for a in (lower, upper, mean))
+    if lower.ndim != 2 or lower.shape != upper.shape or lower.shape != mean.shape:
+        raise ValueError("lower, upper and mean must be (point, class) arrays of one shape")
+    if lower.shape[1] == 2:
+        return (lower[:, 1] <= 0.5) & (upper[:, 1] >= 0.5)
+    top = np.argsort(-mean, axis=1, kind="stable")
+    rows = np.arange(mean.shape[0])
+    return lower[rows, top[:, 0]] <= upper[rows, top[:, 1]]
+
+
+def _summary_dataset(mean, lower, upper, classes, ci_prob) -> xr.Dataset:
+    bayes = np.argmax(mean, axis=1)
+    point = np.arange(mean.shape[0])
+    dims = ("point", "class")
+    return xr.Dataset(
+        {
+            "proba": (dims, mean),
+            "lower": (dims, lower),
+            "upper": (dims, upper),
+            "bayes_class": ("point", np.asarray(classes)[bayes]),
+            "uncertain": ("point", uncertainty_zones(lower, upper, mean)),
+        },
+        coords={"point": point, "class": classes},
+        attrs={"ci_prob": ci_prob,
+               "interval": "equal-tailed, inverted-cdf quantiles over the posterior draws"},
+    )
+
+
+def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
+                    sweeps=20, random_seed=None, lazy=None):
+    """Store the posterior predictive of new points in ``idata`` (ArviZ's ``predictions`` group).
+
+    ``predictions`` gets ``var_name`` (label draws as class indices ``0..G-1``, dims ``(chain,
+    draw, point)``, as in ``observed_data``) and
+    ``f"{var_name}_proba"`` (per-draw class probabilities, dims ``(chain, draw, point,
+    class)``); ``predictions_constant_data`` gets ``f"{var_name}_X"`` (dims ``(point,
+    feature)``). Existing groups of these names are replaced. Arguments as for
+    :func:`predict_proba`; ``random_seed`` seeds the label draws.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``idata`` itself, extended in place.
+    """
+    proba = predict_proba(idata, X_new, model=model, var_name=var_name, classes=classes,
+                          joint=joint, sweeps=sweeps, random_seed=random_seed, lazy=lazy)
+    name = proba.name[: -len("_proba")]
+    X_new = np.asarray(X_new, dtype=np.float64)
+    if joint:
+        labels = xr.DataArray(proba.attrs.pop("labels"), dims=(*SAMPLE_DIMS, "point"),
+                              coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})
+    else:
+        labels = _draw_labels(proba, np.random.default_rng(random_seed))
+    predictions = xr.Dataset({name: labels, proba.name: proba})
+    constant = xr.Dataset({f"{name}_X": (("point", "feature"), X_new)},
+                          coords={"point": proba["point"].values})
+    for group, data in (("predictions", predictions), ("predictions_constant_data", constant)):
+        if group in idata.groups():
+            del idata[group]
+        idata.add_groups({group: data})
+    return idata
+
+
+def _draw_labels(proba: xr.DataArray, rng) -> xr.DataArray:
+    """One class index per draw and point, by inverse cdf (chunk by chunk for dask arrays)."""
+    def draw(p, seed):
+        u = np.random.default_rng(seed).random(p.shape[:-1])[..., None]
+        return np.minimum((np.cumsum(p, axis=-1) < u).sum(axis=-1), p.shape[-1] - 1)
+
+    data = proba.data
+    if hasattr(data, "dask"):
+        import dask
+        import dask.array as da
+
+        seeds = rng.integers(0, 2**63, len(data.chunks[2]))
+        blocks = data.to_delayed().ravel()
+        parts = [da.from_delayed(dask.delayed(draw)(b, s),
+                                 shape=(*data.shape[:2], c), dtype=np.int64)
+                 for b, s, c in zip(blocks, seeds, data.chunks[2])]
+        labels = da.concatenate(parts, axis=2)
+    else:
+        labels = draw(np.asarray(data), rng.integers(0, 2**63))
+    return xr.DataArray(labels, dims=(*SAMPLE_DIMS, "point"),
+                        coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})
