@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .structure import dnn_log_kernel
+from .structure import dnn_log_kernel, shifted_row
 
 
 @njit(cache=True, parallel=True)
@@ -73,16 +73,7 @@ def dnn_row_sums(sq_train, sigmas, kernel, epsilon):
     for t in prange(T):
         for j in range(n):
             logw = dnn_log_kernel(sq_train[j], sigmas[t], kernel, epsilon)
-            mx = -np.inf
-            for l in range(n):
-                if l != j and logw[l] > mx:
-                    mx = logw[l]
-            s = 0.0
-            for l in range(n):
-                if l != j:
-                    s += np.exp(logw[l] - mx)
-            M[t, j] = mx
-            S[t, j] = s
+            M[t, j], S[t, j] = shifted_row(logw, j)
     return M, S
 
 
@@ -101,10 +92,7 @@ def dnn_strengths(sq_new, y, sigmas, M, S, kernel, epsilon, class_weights):
     for a in prange(m):
         for t in range(T):
             logw = dnn_log_kernel(sq_new[a], sigmas[t], kernel, epsilon)
-            mx = logw.max()
-            total = 0.0
-            for j in range(n):
-                total += np.exp(logw[j] - mx)
+            mx, total = shifted_row(logw, -1)
             for j in range(n):
                 own = np.exp(logw[j] - mx) / total
                 x = logw[j] - M[t, j]

@@ -185,23 +185,30 @@ def dnn_log_kernel(sqdist, sigma, kernel, epsilon):
 
 
 @njit(cache=True)
+def shifted_row(logw, skip):
+    """``(M, S)``: the largest of ``logw`` without entry ``skip``, and ``sum exp(logw - M)``."""
+    m = -np.inf
+    for j in range(logw.size):
+        if j != skip and logw[j] > m:
+            m = logw[j]
+    total = 0.0
+    for j in range(logw.size):
+        if j != skip:
+            total += np.exp(logw[j] - m)
+    return m, total
+
+
+@njit(cache=True)
 def dnn_weights(sqdist, sigma, kernel, epsilon):
     """Row-normalised weights ``W_ij``, ``j != i`` (zero diagonal), stable for any ``sigma``."""
     n = sqdist.shape[0]
     W = np.zeros((n, n))
     for i in range(n):
         logw = dnn_log_kernel(sqdist[i], sigma, kernel, epsilon)
-        m = -np.inf
-        for j in range(n):
-            if j != i and logw[j] > m:
-                m = logw[j]
-        total = 0.0
+        m, total = shifted_row(logw, i)
         for j in range(n):
             if j != i:
-                W[i, j] = np.exp(logw[j] - m)
-                total += W[i, j]
-        for j in range(n):
-            W[i, j] /= total
+                W[i, j] = np.exp(logw[j] - m) / total
     return W
 
 
