@@ -12,6 +12,7 @@ Run::
     python benchmarks/bench_exchange.py --sampler cftp --max-sweeps 16384 --draws 2000 --tune 500
     python benchmarks/bench_exchange.py --method moller --sampler gibbs --sweeps 500
     python benchmarks/bench_exchange.py --sweeps 100 --start random --draws 20000
+    python benchmarks/bench_exchange.py --k-radius 3                # the paper's r = 3
 """
 
 import argparse
@@ -34,13 +35,15 @@ def main() -> None:
     p.add_argument("--draws", type=int, default=50_000)
     p.add_argument("--tune", type=int, default=5_000)
     p.add_argument("--standardize", action="store_true")
+    p.add_argument("--k-radius", type=int, default=None,
+                   help="the k proposal's radius (default: the step's, max(3, k_max // 5))")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args()
 
     X, y, *_ = pk.datasets.load_ripley("train")
     cls = pk.Exchange if args.method == "exchange" else pk.Moller
     opts = {"sampler": args.sampler, "sweeps": args.sweeps, "start": args.start,
-            "max_sweeps": args.max_sweeps}
+            "max_sweeps": args.max_sweeps, "k_radius": args.k_radius}
     with pm.Model():
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, 125)

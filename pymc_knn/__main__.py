@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     demo = sub.add_parser("demo", help="fit Ripley's data with the exchange algorithm")
     demo.add_argument("--out", default="demo-output", help="folder for the PNGs (%(default)s)")
     demo.add_argument("--seed", type=int, default=2009)
-    _sampling_args(demo, draws=25000, tune=5000)
+    _sampling_args(demo, draws=10000, tune=2000)
     fit = sub.add_parser("fit", help="fit the probabilistic kNN to a CSV file")
     fit.add_argument("csv", help="CSV file with a header row")
     fit.add_argument("--target", required=True, help="the column holding the classes")

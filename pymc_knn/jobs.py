@@ -81,7 +81,7 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def ripley_demo(out="demo-output", seed=2009, draws=25000, tune=5000, chains=4, cores=2) -> float:
+def ripley_demo(out="demo-output", seed=2009, draws=10000, tune=2000, chains=4, cores=2) -> float:
     """The README's main job; returns the test error."""
     from . import datasets
     from .classical import knn_error_rates, loo_choose_k
