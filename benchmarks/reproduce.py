@@ -1,0 +1,218 @@
+"""Reproductions of the papers' results, written as Markdown tables and PNG figures.
+
+Each experiment prints nothing but a progress bar; together they write ``OUT/reproductions.md``
+and ``OUT/figures/*.png``, every table next to the paper's figures.
+
+So far (issue 5, in progress):
+
+* Cucala et al. (2009), Table 1 and Fig. 2: classical kNN on Ripley's test set and the
+  leave-one-out curve; Table 2: the same on Pima.
+* Cucala et al. (2009), sections 3.2-3.5 on Ripley: the posterior of beta and k and the test error
+  for pseudo-likelihood, Møller and exchange, with the comparison figures of Figs. 11-12.
+* Cucala et al. (2009), section 4: Pima (the 200/332 split).
+
+Run::
+
+    python benchmarks/reproduce.py                  # full: writes docs/reproductions.md
+    python benchmarks/reproduce.py --quick --out /tmp/repro   # small settings, for CI
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+RIPLEY_TABLE_1 = {1: 0.150, 3: 0.134, 15: 0.095, 17: 0.087, 31: 0.084, 54: 0.081}
+PIMA_TABLE_2 = {1: 0.316, 3: 0.229, 15: 0.226, 31: 0.211, 57: 0.205, 66: 0.208}
+RIPLEY_LOO_MINIMISERS = [17, 18, 35, 36, 45, 46, 51, 52, 53, 54]
+PAPER_RIPLEY_ERRORS = {"pseudo": "0.087", "moller": "0.084", "exchange": "0.084-0.085"}
+METHOD_NAMES = {"pseudo": "pseudo-likelihood Metropolis", "moller": "Møller (plug-in 13, 1.45)",
+                "exchange": "exchange"}
+
+
+def _figure(out: Path, name: str, fig) -> str:
+    import matplotlib.pyplot as plt
+
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / "figures" / name, dpi=100)
+    plt.close(fig)
+    return f"![{name}](figures/{name})"
+
+
+def classical_tables(out: Path, settings) -> tuple[str, dict]:
+    """000 Tables 1-2 and Fig. 2: the classical kNN on raw covariates, ties by decreasing k."""
+    import matplotlib.pyplot as plt
+
+    import pymc_knn as pk
+
+    lines, results = [], {}
+    for name, load, table in [("Ripley", pk.datasets.load_ripley, RIPLEY_TABLE_1),
+                              ("Pima", pk.datasets.load_pima, PIMA_TABLE_2)]:
+        X, y, *_ = load("train")
+        Xt, yt, *_ = load("test")
+        ks = list(table)
+        errors = pk.knn_error_rates(X, y, Xt, yt, ks, standardize=False).values
+        results[name] = dict(zip(ks, errors))
+        number = 1 if name == "Ripley" else 2
+        lines += [f"### 000 Table {number}: classical kNN on the {name} test set ({len(yt)} points)",
+                  "", "| k | paper | here |", "|---|---|---|"]
+        lines += [f"| {k} | {table[k]:.3f} | {e:.3f} |" for k, e in zip(ks, errors)]
+        lines.append("")
+    X, y, *_ = pk.datasets.load_ripley("train")
+    curve = pk.loo_error_curve(X, y, 125, standardize=False)
+    best = curve.k[curve.n_errors == curve.n_errors.min()].values.tolist()
+    results["ripley_loo_minimisers"] = best
+    fig, ax = plt.subplots(figsize=(6, 3.5), constrained_layout=True)
+    ax.plot(curve.k, curve.values)
+    ax.set(xlabel="k", ylabel="leave-one-out error rate",
+           title="Ripley's training set (000 Fig. 2)")
+    lines += ["### 000 Fig. 2: leave-one-out error on Ripley's training set", "",
+              f"Minimised by k = {best} (paper: {RIPLEY_LOO_MINIMISERS}).", "",
+              _figure(out, "ripley_loo.png", fig), ""]
+    return "\n".join(lines), results
+
+
+def _fit(X, y, method, settings, seed):
+    import pymc as pm
+
+    import pymc_knn as pk
+
+    steps = {"exchange": lambda: pk.Exchange(),
+             "moller": lambda: pk.Moller(plug_in=(1.45, 13), adapt_plug_in=False),
+             "pseudo": lambda: pk.PseudoLikelihoodMetropolis()}
+    K = min(pk.max_k(y), len(y) - 1)
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 4)
+        k = pm.DiscreteUniform("k", 1, K)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, standardize=False, observed=y)
+        t0 = time.perf_counter()
+        idata = pm.sample(draws=settings["draws"], tune=settings["tune"], chains=2, cores=2,
+                          random_seed=seed, step=steps[method](), progressbar=False,
+                          compute_convergence_checks=False)
+    return model, idata, time.perf_counter() - t0
+
+
+def ripley_methods(out: Path, settings) -> tuple[str, dict]:
+    """000 sections 3.2-3.5: pseudo-likelihood, Møller and exchange on Ripley, raw covariates."""
+    import arviz as az
+    import matplotlib.pyplot as plt
+
+    import pymc_knn as pk
+
+    X, y, *_ = pk.datasets.load_ripley("train")
+    Xt, yt, *_ = pk.datasets.load_ripley("test")
+    rows, results, probas, posts = [], {}, {}, {}
+    for method in ("pseudo", "moller", "exchange"):
+        model, idata, wall = _fit(X, y, method, settings, seed=2009)
+        summary = pk.predictive_summary(idata, Xt, model=model)
+        error = float(np.mean(summary["bayes_class"].values != yt))
+        post = idata.posterior
+        ess = az.ess(idata)
+        results[method] = {"error": error, "beta": float(post.beta.mean()),
+                           "k": float(post.k.mean()), "wall": wall}
+        probas[method] = summary["proba"].values[:, 1]
+        posts[method] = post
+        rows.append(
+            f"| {METHOD_NAMES[method]} | {float(post.beta.mean()):.2f} ({float(post.beta.std()):.2f}) "
+            f"| {float(post.k.mean()):.1f} ({int(np.median(post.k))}) "
+            f"| {float(ess.beta):.0f} / {float(ess.k):.0f} | {error:.3f} "
+            f"| {PAPER_RIPLEY_ERRORS[method]} | {wall:.0f} s |")
+    n = 2 * settings["draws"]
+    lines = [f"### 000 sections 3.2-3.5: Ripley, beta ~ U(0, 4), k ~ U{{1..125}}, raw covariates",
+             "", f"2 chains x {settings['draws']} draws after {settings['tune']} tuning ({n} draws).",
+             "", "| method | beta mean (sd) | k mean (median) | ESS beta / k | test error | "
+             "paper's error | sampling time |", "|---|---|---|---|---|---|---|", *rows, "",
+             RIPLEY_NOTES, ""]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
+    for method, post in posts.items():
+        axes[0].hist(post.beta.values.ravel(), bins=40, density=True, histtype="step",
+                     label=METHOD_NAMES[method])
+        ks, counts = np.unique(post.k.values, return_counts=True)
+        axes[1].plot(ks, counts / counts.sum(), marker="o", ms=3, label=METHOD_NAMES[method])
+    axes[0].set(xlabel="beta", title="posterior of beta (000 Fig. 11, top)")
+    axes[1].set(xlabel="k", title="posterior of k (000 Fig. 11, bottom)")
+    axes[0].legend(fontsize="small")
+    lines += [_figure(out, "ripley_marginals.png", fig), ""]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), constrained_layout=True)
+    for ax, other in zip(axes, ("pseudo", "moller")):
+        ax.scatter(probas["exchange"], probas[other], s=4)
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
+        ax.set(xlabel="P(class 1), exchange", ylabel=f"P(class 1), {METHOD_NAMES[other]}",
+               title="test points (000 Fig. 12)")
+    lines += [_figure(out, "ripley_probabilities.png", fig), ""]
+    return "\n".join(lines), results
+
+
+def pima(out: Path, settings) -> tuple[str, dict]:
+    """000 section 4: Pima, the 200/332 split, exchange."""
+    import pymc_knn as pk
+
+    X, y, *_ = pk.datasets.load_pima("train")
+    Xt, yt, *_ = pk.datasets.load_pima("test")
+    model, idata, wall = _fit(X, y, "exchange", settings, seed=1)
+    summary = pk.predictive_summary(idata, Xt, model=model)
+    error = float(np.mean(summary["bayes_class"].values != yt))
+    post = idata.posterior
+    lines = ["### 000 section 4: Pima (200 training, 332 test), exchange", "",
+             "| | beta mean | k mean (median) | test error | sampling time |", "|---|---|---|---|---|",
+             f"| paper | | | 0.209 | |",
+             f"| here | {float(post.beta.mean()):.2f} | {float(post.k.mean()):.1f} "
+             f"({int(np.median(post.k))}) | {error:.3f} | {wall:.0f} s |", ""]
+    return "\n".join(lines), {"error": error}
+
+
+RIPLEY_NOTES = """\
+* Pseudo-likelihood: its pseudo-posterior sits at large k and beta (000 section 3.5, Fig. 11)
+  and its test error matches the paper's.
+* Exchange: the exact posterior, beta 1.46, k about 15 (median 14), the paper's Møller plug-in
+  (13, 1.45). Its test error is 0.092-0.094 against the paper's 0.084-0.085. With k fixed, this
+  model's test error is 0.094 at k = 13, 0.092 at 14, 0.096 at 15, 0.089 at 17, 0.084 at 31, so
+  the paper's figure needs more posterior mass on larger k than it reports. Not yet explained.
+* Møller: its chain mixes badly here (ESS of k in single digits, k stuck low), so its row is not
+  a posterior estimate. Its exactness tests on small problems pass; on Ripley the auxiliary
+  variable, drawn once per proposal at the plug-in, makes moves in k rarely accepted. Open."""
+
+EXPERIMENTS = {"classical": classical_tables, "ripley": ripley_methods, "pima": pima}
+SETTINGS = {"full": {"draws": 20000, "tune": 5000}, "quick": {"draws": 1500, "tune": 1000}}
+
+
+def run(out: Path, quick: bool = False, only=None) -> dict:
+    """Run the experiments, write ``out/reproductions.md``, return their numbers."""
+    import matplotlib
+    from rich.progress import Progress
+
+    matplotlib.use("Agg")
+    out.mkdir(parents=True, exist_ok=True)
+    settings = SETTINGS["quick" if quick else "full"]
+    names = list(only or EXPERIMENTS)
+    sections, results = [], {}
+    with Progress(transient=False) as progress:
+        task = progress.add_task("reproducing", total=len(names))
+        for name in names:
+            progress.update(task, description=f"reproducing: {name}")
+            t0 = time.perf_counter()
+            text, results[name] = EXPERIMENTS[name](out, settings)
+            sections.append(text + f"\n*({name}: {time.perf_counter() - t0:.0f} s)*\n")
+            progress.advance(task)
+    mode = "quick (CI) settings" if quick else "full settings"
+    header = ["# Reproductions of the papers' results", "",
+              f"Written by `python benchmarks/reproduce.py{' --quick' if quick else ''}` "
+              f"({mode}); the paper's figures next to ours.", ""]
+    (out / "reproductions.md").write_text("\n".join(header + sections))
+    return results
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small settings (for CI)")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs"))
+    p.add_argument("--only", nargs="*", choices=list(EXPERIMENTS))
+    args = p.parse_args()
+    run(Path(args.out), args.quick, args.only)
+
+
+if __name__ == "__main__":
+    main()
