@@ -13,6 +13,7 @@ from .phase import beta_max, mean_energy_curve
 from .predict import (add_predictions, predict_proba, predictive_summary, summarize_proba,
                       uncertainty_zones)
 from .safety import install as _install
+from .sklearn import BayesianKNNClassifier
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
 _install()
@@ -20,6 +21,7 @@ _install()
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BayesianKNNClassifier",
     "Coupling",
     "DistanceGraph",
     "DistanceNN",

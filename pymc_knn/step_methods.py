@@ -204,6 +204,8 @@ class _PottsStep(BlockedStep):
                 if self.rng.random() >= p_move:
                     continue  # symmetric: a small scaling shrinks the k move too
                 moves = _moves(k, r, K)
+                if moves.size == 0:
+                    continue  # k_max = 1: k is fixed
                 k_new = moves[self.rng.integers(moves.size)]
                 log_h += np.log(moves.size) - np.log(_moves(k_new, r, K).size)
                 new[v.name] = np.asarray(k_new, dtype=x.dtype)

@@ -199,3 +199,17 @@ def test_a_beta_prior_past_beta_max_is_refused():
         with pytest.raises(ValueError, match="reaches past beta_max"):
             pm.sample(draws=200, tune=0, chains=1, progressbar=False, random_seed=1,
                       compute_convergence_checks=False)
+
+
+def test_k_max_one_leaves_k_fixed():
+    """A class of one point bounds k by 1: the step must not try to move k."""
+    X, _ = small_problem(2, n=8)
+    y = np.array([0, 0, 0, 1, 0, 0, 0, 0])
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, BETA_MAX)
+        k = pm.DiscreteUniform("k", 1, 1)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        idata = pm.sample(draws=200, tune=100, chains=1, cores=1, random_seed=1,
+                          progressbar=False, compute_convergence_checks=False)
+    assert np.all(idata.posterior["k"].values == 1)
+    assert idata.posterior["beta"].std() > 0

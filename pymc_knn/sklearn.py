@@ -1,0 +1,245 @@
+"""A scikit-learn classifier around the package's PyMC models.
+
+:class:`BayesianKNNClassifier` fits the probabilistic kNN of Cucala et al. (2009) or a
+distance-nearest-neighbour model of Friel and Pettitt (2011) by MCMC (``pm.sample`` with one of
+the package's step methods) and predicts with the posterior predictive class probabilities
+(:func:`pymc_knn.predict.predictive_summary`). It follows the scikit-learn estimator API, so it
+works with ``cross_val_score``, ``GridSearchCV`` and ``Pipeline``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+from scipy.spatial.distance import pdist, squareform
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .distributions import DistanceNN, PottsKNN
+from .graphs import NeighbourGraph, max_k
+from .predict import predictive_summary
+from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
+
+__all__ = ["BayesianKNNClassifier", "MODELS", "METHODS"]
+
+MODELS = ("symmetrised", "equal", "dnn-gaussian", "dnn-ball", "dnn-exponential")
+"""Allowed values of ``model``: the two kNN neighbourhoods and the three d-nn kernels."""
+METHODS = ("exchange", "moller", "pseudo")
+"""Allowed values of ``method``: the step method that samples ``(beta, k)`` or ``(beta, sigma)``."""
+EXPONENTIAL_RATE_FACTOR = 10.0
+"""Default ``sigma_upper`` of the exponential kernel: this over the median nearest-neighbour
+distance."""
+
+
+class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
+    """Bayesian nearest-neighbour classifier: a Potts field on the labels over a neighbour graph.
+
+    The training labels follow a Potts (Boltzmann) random field over a k-nearest-neighbour graph
+    (Cucala et al. 2009) or a distance-weighted graph (Friel and Pettitt 2011) of the covariates.
+    ``fit`` samples the posterior of the interaction ``beta`` and of ``k`` (or ``sigma``) with
+    ``pm.sample``; ``predict_proba`` averages each new point's class probabilities over the
+    posterior draws (Cucala et al. 2009, eq. 5-7).
+
+    Parameters
+    ----------
+    model : {"symmetrised", "equal", "dnn-gaussian", "dnn-ball", "dnn-exponential"}
+        ``"symmetrised"``: :class:`pymc_knn.PottsKNN` with eq. 3 of Cucala et al. (mutual
+        neighbours count twice); ``"equal"``: the Boltzmann(2) graph of Yoon and Friel (2015).
+        ``"dnn-*"``: :class:`pymc_knn.DistanceNN` with the d-nn1 (gaussian), d-nn2 (ball) or
+        d-nn3 (exponential) kernel of Friel and Pettitt (2011).
+    method : {"exchange", "moller", "pseudo"}
+        Step method: :class:`pymc_knn.Exchange`, :class:`pymc_knn.Moller` (both exact up to the
+        auxiliary sampler) or :class:`pymc_knn.PseudoLikelihoodMetropolis` (fast, biased).
+    draws, tune, chains, cores, random_seed, progressbar
+        Passed to ``pm.sample``. The same ``random_seed`` gives the same fit and predictions.
+    beta_upper : float
+        Prior ``beta ~ Uniform(0, beta_upper)``; Cucala et al. use 4.
+    k_max : int, optional
+        kNN models: prior ``k ~ DiscreteUniform(1, k_max)``. Default the largest allowed value,
+        the smallest class size (:func:`pymc_knn.max_k`), at most ``n - 1``; a larger value
+        raises ``ValueError``. When it is 1, ``k`` is fixed at 1.
+    sigma_upper : float, optional
+        d-nn models: prior ``sigma ~ Uniform(0, sigma_upper)``. Default, on the distances the
+        model uses (standardised covariates when ``standardize``): for ``"dnn-gaussian"`` and
+        ``"dnn-ball"`` (sigma is a length) the largest pairwise distance, where the weights are
+        nearly (gaussian) or exactly (ball) uniform; for ``"dnn-exponential"`` (sigma is a rate,
+        weights ``exp(-d sigma)``) ten over the median nearest-neighbour distance, where the
+        weights of a typical point concentrate on its nearest neighbour. Fall-backs when all
+        points coincide: 1 and 10.
+    standardize : bool
+        Standardise the covariates with the training statistics (set False inside a
+        ``Pipeline`` that scales already, or for raw distances as in the papers).
+    sampler : {"swendsen_wang", "gibbs", "cftp", "enumerate"}
+        Auxiliary sampler of ``"exchange"`` and ``"moller"`` (ignored by ``"pseudo"``).
+    sweeps : int
+        Sweeps of an approximate auxiliary draw.
+    ci_prob : float
+        Probability of the credible intervals of :meth:`predict_summary`.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (n_classes,)
+        The class labels, sorted; column ``g`` of :meth:`predict_proba` is ``classes_[g]``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names (a pandas DataFrame).
+    model_ : pymc.Model
+        The fitted model: free ``beta`` and ``k`` (or ``sigma``), observed ``y`` (the labels
+        encoded as ``0..n_classes-1``).
+    idata_ : arviz.InferenceData
+        The posterior draws returned by ``pm.sample``.
+    prior_upper_ : int or float
+        The upper bound of the prior on ``k`` (kNN) or ``sigma`` (d-nn).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> from pymc_knn.sklearn import BayesianKNNClassifier
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> clf = BayesianKNNClassifier(draws=500, tune=500, random_seed=1).fit(X, y)
+    >>> clf.predict(X[:3])
+    array([0, 0, 0])
+    >>> clf.predict_proba(X[:3]).round(2)
+    array([[0.88, 0.12],
+           [0.96, 0.04],
+           [0.96, 0.04]])
+    """
+
+    def __init__(self, model="symmetrised", method="exchange", draws=1000, tune=1000, chains=2,
+                 cores=1, random_seed=None, beta_upper=4.0, k_max=None, sigma_upper=None,
+                 standardize=True, sampler="swendsen_wang", sweeps=10, ci_prob=0.95,
+                 progressbar=False):
+        self.model = model
+        self.method = method
+        self.draws = draws
+        self.tune = tune
+        self.chains = chains
+        self.cores = cores
+        self.random_seed = random_seed
+        self.beta_upper = beta_upper
+        self.k_max = k_max
+        self.sigma_upper = sigma_upper
+        self.standardize = standardize
+        self.sampler = sampler
+        self.sweeps = sweeps
+        self.ci_prob = ci_prob
+        self.progressbar = progressbar
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_seed is None
+        return tags
+
+    def fit(self, X, y):
+        """Sample the posterior of the model's parameters given training data.
+
+        Parameters
+        ----------
+        X : array_like, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Class labels of any type (numbers, strings); at least two classes.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes, y_encoded = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 classes in y, got {classes.size} class "
+                f"({classes[0]!r})")
+        X = np.array(X)  # a copy: the model is rebuilt from it when the estimator is unpickled
+        upper = self._prior_upper(X, y_encoded)
+        model = self._build_model(X, y_encoded, upper, classes.size)
+        with model:
+            idata = pm.sample(
+                self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
+                random_seed=self.random_seed, step=self._step(), progressbar=self.progressbar,
+                compute_convergence_checks=False)
+        self.classes_, self.prior_upper_, self.model_, self.idata_ = classes, upper, model, idata
+        self._fit_X, self._fit_y = X, y_encoded
+        return self
+
+    def predict_summary(self, X):
+        """Posterior predictive summary of new points, classes labelled by ``classes_``.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``proba``, ``lower``, ``upper`` (point, class), ``bayes_class`` and ``uncertain``
+            (point), as :func:`pymc_knn.predict.predictive_summary`, at ``ci_prob``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return predictive_summary(self.idata_, X, model=self.model_, ci_prob=self.ci_prob,
+                                  classes=self.classes_)
+
+    def predict_proba(self, X):
+        """Posterior predictive class probabilities, shape (n_samples, n_classes)."""
+        return self.predict_summary(X)["proba"].values
+
+    def predict(self, X):
+        """The class of highest posterior predictive probability."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def _check_params(self):
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+
+    def _prior_upper(self, X, y):
+        """The upper bound of the prior on k (kNN) or sigma (d-nn)."""
+        if self.model in ("symmetrised", "equal"):
+            return self.k_max if self.k_max is not None else min(max_k(y), X.shape[0] - 1)
+        if self.sigma_upper is not None:
+            return float(self.sigma_upper)
+        return _default_sigma_upper(X, self.model.removeprefix("dnn-"), self.standardize)
+
+    def _build_model(self, X, y, upper, G):
+        """The PyMC model of ``G`` classes, labels ``y`` encoded as ``0..G-1``."""
+        with pm.Model() as model:
+            beta = pm.Uniform("beta", 0, self.beta_upper)
+            if self.model in ("symmetrised", "equal"):
+                k = pm.DiscreteUniform("k", 1, upper) if upper != 1 else 1
+                PottsKNN("y", X=X, beta=beta, k=k, neighbours=self.model, k_max=upper,
+                         n_classes=G, standardize=self.standardize, observed=y)
+            else:
+                sigma = pm.Uniform("sigma", 0, upper)
+                DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=self.model.removeprefix("dnn-"),
+                           n_classes=G, standardize=self.standardize, observed=y)
+        return model
+
+    def __getstate__(self):
+        # a pymc.Model does not pickle: drop it and rebuild it from the training data on load
+        state = dict(super().__getstate__())  # object.__getstate__ gives __dict__ itself
+        state.pop("model_", None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "_fit_X" in state:
+            self.model_ = self._build_model(self._fit_X, self._fit_y, self.prior_upper_,
+                                            self.classes_.size)
+
+    def _step(self):
+        if self.method == "pseudo":
+            return PseudoLikelihoodMetropolis()
+        cls = Exchange if self.method == "exchange" else Moller
+        return cls(sampler=self.sampler, sweeps=self.sweeps)
+
+
+def _default_sigma_upper(X, kernel, standardize) -> float:
+    """The default upper bound of the uniform prior on sigma (see the class docstring)."""
+    D = squareform(pdist(NeighbourGraph(X, standardize).X))
+    if kernel != "exponential":
+        return float(D.max()) if D.max() > 0 else 1.0
+    D[D == 0] = np.inf
+    nearest = D.min(axis=1)
+    nearest = nearest[np.isfinite(nearest)]
+    return EXPONENTIAL_RATE_FACTOR / float(np.median(nearest)) if nearest.size else 10.0

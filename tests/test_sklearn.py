@@ -1,0 +1,211 @@
+"""The scikit-learn estimator: the API checks, pipelines, labels, accuracy and bad input."""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import get_tags
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import pymc_knn as pk
+from pymc_knn.sklearn import BayesianKNNClassifier
+
+FAST = dict(method="pseudo", draws=50, tune=50, chains=1, random_seed=0)
+"""Settings of the check_estimator runs: a few seconds for the whole suite."""
+
+
+@pytest.fixture(scope="module")
+def ripley():
+    return pk.datasets.load_ripley("train")
+
+
+@parametrize_with_checks([BayesianKNNClassifier(**FAST)])
+def test_sklearn_api(estimator, check):
+    """scikit-learn's full estimator check suite (about 10 s with the pseudo-likelihood)."""
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([
+    BayesianKNNClassifier(**{**FAST, "model": "equal", "method": "moller"}),
+    BayesianKNNClassifier(**{**FAST, "method": "exchange"}),
+    BayesianKNNClassifier(**{**FAST, "model": "dnn-gaussian"}),
+    BayesianKNNClassifier(**{**FAST, "model": "dnn-ball", "method": "exchange"}),
+    BayesianKNNClassifier(**{**FAST, "model": "dnn-exponential"}),
+])
+def test_sklearn_api_other_models(estimator, check):
+    """The same suite for the other models and step methods."""
+    check(estimator)
+
+
+def test_non_deterministic_tag_follows_random_seed():
+    assert get_tags(BayesianKNNClassifier()).non_deterministic
+    assert not get_tags(BayesianKNNClassifier(random_seed=1)).non_deterministic
+
+
+def test_cross_val_score(ripley):
+    clf = BayesianKNNClassifier(method="pseudo", draws=200, tune=200, chains=1, random_seed=0)
+    scores = cross_val_score(clf, ripley.X, ripley.y, cv=3)
+    assert scores.shape == (3,)
+    assert np.all(scores > 0.8)
+
+
+def test_pipeline_with_scaler_equals_own_standardisation(ripley):
+    """StandardScaler + standardize=False builds the same graph as standardize=True."""
+    kw = dict(method="exchange", draws=100, tune=100, chains=1, random_seed=2)
+    X_new = pk.datasets.load_ripley("test").X[:200]
+    pipe = make_pipeline(StandardScaler(), BayesianKNNClassifier(standardize=False, **kw))
+    own = BayesianKNNClassifier(standardize=True, **kw)
+    pipe.fit(ripley.X, ripley.y)
+    own.fit(ripley.X, ripley.y)
+    np.testing.assert_allclose(pipe.predict_proba(X_new), own.predict_proba(X_new), atol=1e-12)
+    assert cross_val_score(pipe, ripley.X, ripley.y, cv=2).min() > 0.8
+
+
+def test_string_labels_round_trip(ripley):
+    """Labels of any type: classes_ sorted, predictions in the original labels, and the
+    columns of predict_proba in the order of classes_."""
+    X, y = ripley.X, ripley.y
+    kw = dict(method="pseudo", draws=100, tune=100, chains=1, random_seed=4)
+    ints = BayesianKNNClassifier(**kw).fit(X, y)
+    # "yes" for class 0: classes_ = ["no", "yes"] puts class 1 first. The pseudo-likelihood is
+    # invariant under relabelling, so the chain is the same and the columns swap exactly.
+    words = BayesianKNNClassifier(**kw).fit(X, np.array(["yes", "no"])[y])
+    assert words.classes_.tolist() == ["no", "yes"]
+    np.testing.assert_allclose(words.predict_proba(X), ints.predict_proba(X)[:, ::-1], atol=1e-12)
+    pred = words.predict(X)
+    assert set(pred) <= {"no", "yes"}
+    np.testing.assert_array_equal(pred, np.array(["yes", "no"])[ints.predict(X)])
+    summary = words.predict_summary(X[:5])
+    assert summary["class"].values.tolist() == ["no", "yes"]
+    assert set(summary["bayes_class"].values) <= {"no", "yes"}
+
+
+def test_predict_summary(ripley):
+    clf = BayesianKNNClassifier(method="pseudo", draws=100, tune=100, chains=1, random_seed=0,
+                                ci_prob=0.9).fit(ripley.X, ripley.y)
+    s = clf.predict_summary(ripley.X[:50])
+    np.testing.assert_array_equal(s["proba"].values, clf.predict_proba(ripley.X[:50]))
+    assert s.attrs["ci_prob"] == 0.9
+    assert np.all(s["lower"] <= s["proba"] + 1e-12) and np.all(s["proba"] <= s["upper"] + 1e-12)
+    np.testing.assert_array_equal(s["bayes_class"].values, clf.predict(ripley.X[:50]))
+
+
+def test_ripley_test_error_matches_the_paper(ripley):
+    """Cucala et al. (2009) report 0.084-0.087 on Ripley's test set (raw covariates).
+
+    Measured here (draws 1000 or 5000, seeds 1-3): 0.091-0.094, with k about 15 and beta about
+    1.46; the same tolerance as tests/test_reproduce.py. About 2.5 s.
+    """
+    Xt, yt, *_ = pk.datasets.load_ripley("test")
+    clf = BayesianKNNClassifier(method="exchange", standardize=False, draws=5000, tune=1000,
+                                random_seed=1).fit(ripley.X, ripley.y)
+    error = 1 - clf.score(Xt, yt)
+    assert abs(error - 0.085) < 0.015
+    assert 1.3 < float(clf.idata_.posterior["beta"].mean()) < 1.6
+
+
+def test_same_seed_same_predictions(ripley):
+    kw = dict(method="exchange", draws=100, tune=100, chains=2)
+    X = ripley.X[::2]
+    a = BayesianKNNClassifier(random_seed=5, **kw).fit(ripley.X, ripley.y).predict_proba(X)
+    b = BayesianKNNClassifier(random_seed=5, **kw).fit(ripley.X, ripley.y).predict_proba(X)
+    c = BayesianKNNClassifier(random_seed=6, **kw).fit(ripley.X, ripley.y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_pickle_rebuilds_the_model(ripley):
+    clf = BayesianKNNClassifier(model="dnn-gaussian", **FAST).fit(ripley.X, ripley.y)
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.predict_proba(ripley.X), clf.predict_proba(ripley.X))
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "ball", "exponential"])
+@pytest.mark.parametrize("standardize", [True, False])
+def test_default_sigma_upper(ripley, kernel, standardize):
+    X = ripley.X
+    clf = BayesianKNNClassifier(model=f"dnn-{kernel}", standardize=standardize, **FAST)
+    clf.fit(X, ripley.y)
+    Z = (X - X.mean(0)) / X.std(0) if standardize else X
+    D = squareform(pdist(Z))
+    if kernel == "exponential":
+        np.fill_diagonal(D, np.inf)
+        expected = 10 / np.median(D.min(axis=1))
+    else:
+        expected = D.max()
+    assert clf.prior_upper_ == pytest.approx(expected)
+    assert clf.model_["sigma"].owner.inputs[-1].eval() == pytest.approx(expected)
+
+
+def test_priors_follow_the_parameters(ripley):
+    clf = BayesianKNNClassifier(k_max=40, beta_upper=3.0, **FAST).fit(ripley.X, ripley.y)
+    assert clf.prior_upper_ == 40
+    assert int(clf.idata_.posterior["k"].max()) <= 40
+    assert float(clf.idata_.posterior["beta"].max()) < 3.0
+    default = BayesianKNNClassifier(**FAST).fit(ripley.X, ripley.y)
+    assert default.prior_upper_ == pk.max_k(ripley.y) == 125
+    dnn = BayesianKNNClassifier(model="dnn-ball", sigma_upper=0.7, **FAST).fit(ripley.X, ripley.y)
+    assert dnn.prior_upper_ == 0.7
+    assert float(dnn.idata_.posterior["sigma"].max()) < 0.7
+
+
+def test_smallest_class_of_one_fixes_k():
+    """k_max = 1 leaves nothing to sample for k: it is fixed at 1."""
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [0.2, 0.1], [1.0, 1.0], [0.05, 0.1]])
+    y = np.array([0, 0, 0, 1, 0])
+    clf = BayesianKNNClassifier(method="exchange", draws=50, tune=50, chains=1, random_seed=0)
+    clf.fit(X, y)
+    assert clf.prior_upper_ == 1
+    assert "k" not in clf.idata_.posterior
+    np.testing.assert_array_equal(clf.predict([[0.0, 0.05], [1.0, 0.95]]), [0, 1])
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+def test_nan_in_X_is_refused(ripley):
+    X = ripley.X.copy()
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BayesianKNNClassifier(**FAST).fit(X, ripley.y)
+    clf = BayesianKNNClassifier(**FAST).fit(ripley.X, ripley.y)
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict(X[:5])
+
+
+def test_wrong_column_count_at_predict(ripley):
+    clf = BayesianKNNClassifier(**FAST).fit(ripley.X, ripley.y)
+    with pytest.raises(ValueError, match="3 features.*expecting 2 features"):
+        clf.predict(np.zeros((4, 3)))
+
+
+def test_predict_before_fit():
+    for method in ("predict", "predict_proba", "predict_summary"):
+        with pytest.raises(NotFittedError):
+            getattr(BayesianKNNClassifier(), method)(np.zeros((3, 2)))
+
+
+def test_single_class_is_refused(ripley):
+    with pytest.raises(ValueError, match="at least 2 classes in y, got 1 class"):
+        BayesianKNNClassifier(**FAST).fit(ripley.X, np.zeros(len(ripley.y), dtype=int))
+
+
+@pytest.mark.parametrize("param, value, allowed", [
+    ("model", "knn", "'symmetrised', 'equal', 'dnn-gaussian', 'dnn-ball', 'dnn-exponential'"),
+    ("method", "nuts", "'exchange', 'moller', 'pseudo'"),
+])
+def test_unknown_model_or_method(ripley, param, value, allowed):
+    clf = BayesianKNNClassifier(**{**FAST, param: value})  # no validation in __init__
+    with pytest.raises(ValueError, match=f"{param} must be one of .*{allowed}.*got '{value}'"):
+        clf.fit(ripley.X, ripley.y)
+
+
+def test_k_max_beyond_smallest_class(ripley):
+    with pytest.raises(ValueError, match="k_max=126 exceeds the smallest observed class size"):
+        BayesianKNNClassifier(k_max=126, **FAST).fit(ripley.X, ripley.y)
