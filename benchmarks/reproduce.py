@@ -9,7 +9,8 @@ So far (issue 5, in progress):
   leave-one-out curve; Table 2: the same on Pima.
 * Cucala et al. (2009), sections 3.2-3.5 on Ripley: the posterior of beta and k and the test error
   for pseudo-likelihood, Møller and exchange, with the comparison figures of Figs. 11-12.
-* Cucala et al. (2009), section 4: Pima (the 200/332 split).
+* Cucala et al. (2009), section 4: Pima (the 200/332 split) and forensic glass (4 classes,
+  repeated random 89/96 splits).
 
 Run::
 
@@ -75,7 +76,7 @@ def classical_tables(out: Path, settings) -> tuple[str, dict]:
     return "\n".join(lines), results
 
 
-def _fit(X, y, method, settings, seed):
+def _fit(X, y, method, settings, seed, standardize=False):
     import pymc as pm
 
     import pymc_knn as pk
@@ -87,7 +88,7 @@ def _fit(X, y, method, settings, seed):
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, K)
-        pk.PottsKNN("y", X=X, beta=beta, k=k, standardize=False, observed=y)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, standardize=standardize, observed=y)
         t0 = time.perf_counter()
         idata = pm.sample(draws=settings["draws"], tune=settings["tune"], chains=2, cores=2,
                           random_seed=seed, step=steps[method](), progressbar=False,
@@ -175,8 +176,78 @@ RIPLEY_NOTES = """\
   a posterior estimate. Its exactness tests on small problems pass; on Ripley the auxiliary
   variable, drawn once per proposal at the plug-in, makes moves in k rarely accepted. Open."""
 
-EXPERIMENTS = {"classical": classical_tables, "ripley": ripley_methods, "pima": pima}
-SETTINGS = {"full": {"draws": 20000, "tune": 5000}, "quick": {"draws": 1500, "tune": 1000}}
+def glass_split(rng):
+    """A random 89/96 split of forensic glass without the 29 headlamps (185 fragments, 4 classes).
+
+    Cucala et al. (2009, section 4) report 185 fragments in 89 + 96 without saying which 29 of
+    the 214 were left out; 29 is the number of headlamp fragments, and leaving them out keeps
+    the four coalesced classes (Other = containers + tableware). Redrawn until every class has
+    at least two training points.
+    """
+    import pymc_knn as pk
+
+    X, y, *_ = pk.datasets.load_glass(coalesce=True)
+    X6, y6, _, types = pk.datasets.load_glass(coalesce=False)
+    keep = y6 != types.index("Head")
+    X, y = X[keep], y[keep]
+    while True:
+        order = rng.permutation(len(y))
+        train, test = order[:89], order[89:]
+        if np.bincount(y[train], minlength=4).min() >= 2:
+            return X[train], y[train], X[test], y[test]
+
+
+def glass(out: Path, settings) -> tuple[str, dict]:
+    """000 section 4: forensic glass, 4 classes, repeated random 89/96 splits."""
+    import pymc_knn as pk
+
+    rng = np.random.default_rng(1994)
+    rows = {("kNN, leave-one-out k", s): [] for s in (False, True)}
+    rows.update({("pkNN, exchange", s): [] for s in (False, True)})
+    ks = {s: [] for s in (False, True)}
+    t0 = time.perf_counter()
+    for split in range(settings["splits"]):
+        X, y, Xt, yt = glass_split(rng)
+        for std in (False, True):
+            k = pk.loo_choose_k(X, y, standardize=std)
+            ks[std].append(k)
+            rows[("kNN, leave-one-out k", std)].append(
+                float(pk.knn_error_rates(X, y, Xt, yt, [k], standardize=std)[0]))
+            model, idata, _ = _fit(X, y, "exchange", settings, seed=split, standardize=std)
+            summary = pk.predictive_summary(idata, Xt, model=model)
+            rows[("pkNN, exchange", std)].append(float(np.mean(summary["bayes_class"].values != yt)))
+    wall = time.perf_counter() - t0
+    n = settings["splits"]
+    lines = [f"### 000 section 4: forensic glass, 4 classes, {n} random 89/96 splits", "",
+             "185 fragments (the 214 without the 29 headlamps, see `glass_split`); exchange with "
+             f"2 chains x {settings['draws']} draws; mean (sd) of the test error over the splits.",
+             "", "| method | covariates | paper | here |", "|---|---|---|---|"]
+    results = {}
+    for (name, std), errors in rows.items():
+        paper = "0.35 (k = 17)" if name.startswith("kNN") else "0.29"
+        cov = "standardised" if std else "raw"
+        extra = f", k median {int(np.median(ks[std]))}" if name.startswith("kNN") else ""
+        lines.append(f"| {name} | {cov} | {paper} | {np.mean(errors):.3f} ({np.std(errors):.3f})"
+                     f"{extra} |")
+        results[(name, cov)] = float(np.mean(errors))
+    lines += ["", f"({wall:.0f} s in all.)", "", GLASS_NOTES, ""]
+    return "\n".join(lines), results
+
+
+GLASS_NOTES = """\
+* The paper's split is not known, so these are means over random splits of its sizes, on the 185
+  fragments left without the headlamps. Its classical kNN error (0.35) is met on standardised
+  covariates; its leave-one-out k = 17 is not: here leave-one-out picks k = 1 in most splits.
+* The probabilistic kNN is at least as good as the classical kNN on the same covariates in the
+  mean, but the paper's gain (0.29 against 0.35) is not reproduced: here it is 0.01-0.02. On raw
+  covariates both do better than the paper reports (0.26-0.27), which suggests the paper
+  standardised (or its split was harder). Open for the next session."""
+
+
+EXPERIMENTS = {"classical": classical_tables, "ripley": ripley_methods, "pima": pima,
+               "glass": glass}
+SETTINGS = {"full": {"draws": 20000, "tune": 5000, "splits": 10},
+            "quick": {"draws": 1500, "tune": 1000, "splits": 2}}
 
 
 def run(out: Path, quick: bool = False, only=None) -> dict:
