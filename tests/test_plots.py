@@ -82,3 +82,11 @@ def test_arviz_plots_work_on_sampled_idata():
     for plot in (az.plot_trace, az.plot_forest, az.plot_rank):
         assert np.asarray(plot(idata, var_names=["beta", "k"])).size >= 1
     assert set(az.summary(idata).index) == {"beta", "k"}
+
+
+def test_map_bad_arguments(two_clusters):
+    model, idata = two_clusters
+    with pytest.raises(ValueError, match="class_index must be in 0..1"):
+        plot_predictive_map(idata, model=model, grid_size=5, class_index=2)
+    with pytest.raises(ValueError, match="grid_size"):
+        predictive_grid(idata, model=model, grid_size=1)

@@ -296,3 +296,14 @@ def test_bad_input(rng):
         pk.summarize_proba(xr.DataArray(np.zeros((2, 2)), dims=("a", "b")))
     with pytest.raises(ValueError, match="var_name"):
         pk.predict_proba(idata, X[:2], model=model, var_name="z")
+
+
+def test_bad_input_to_add_predictions_and_zones(rng):
+    X, y = small_problem(1, n=12)
+    model = knn_model(X, y, 6)
+    idata = fake_posterior(rng, K=6, y=y)
+    with pytest.raises(ValueError, match="inf"):
+        pk.add_predictions(idata, np.array([[0.0, np.inf]]), model=model)
+    assert "predictions" not in idata.groups()
+    with pytest.raises(ValueError, match="one shape"):
+        pk.uncertainty_zones(np.zeros((3, 2)), np.zeros((3, 3)), np.zeros((3, 2)))
