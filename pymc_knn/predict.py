@@ -87,6 +87,7 @@ class Posterior:
         self.y = np.asarray(model.rvs_to_values[self.rv].data, dtype=np.int64)
         self._check_idata(idata)
         self.beta, self.theta = self._parameter_draws(idata.posterior, model)
+        self._row_sums_cache = (None, None)  # d-nn: (sigmas' bytes, (M, S))
 
     def _check_idata(self, idata):
         if not hasattr(idata, "groups") or "posterior" not in idata.groups():
@@ -151,13 +152,13 @@ class Posterior:
         return 3 * g.n_points + (g.k_max if self.term.is_knn else 0)
 
     def _row_sums(self, sigmas):
-        key = sigmas.tobytes()
-        if getattr(self, "_row_sums_key", None) != key:
+        """The training rows' log-weight shifts and sums at ``sigmas``, kept for the next chunk."""
+        key, value = self._row_sums_cache
+        if key != sigmas.tobytes():
             g = self.term.graph
-            self._row_sums_value = _k.dnn_row_sums(g.sq_distances, sigmas,
-                                                   DNN_KERNELS[g.kernel], g.epsilon)
-            self._row_sums_key = key
-        return self._row_sums_value
+            value = _k.dnn_row_sums(g.sq_distances, sigmas, DNN_KERNELS[g.kernel], g.epsilon)
+            self._row_sums_cache = (sigmas.tobytes(), value)
+        return value
 
 
 def _checked_new(post: Posterior, X_new) -> np.ndarray:
