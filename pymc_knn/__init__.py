@@ -6,6 +6,7 @@ and Pettitt (2011), with the numba samplers and exact enumeration they are check
 """
 
 from . import datasets, kernels, samplers, testing
+from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
 from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
@@ -29,6 +30,7 @@ __all__ = [
     "PottsKNN",
     "PseudoLikelihoodMetropolis",
     "KNNGraph",
+    "Korea",
     "Moller",
     "add_predictions",
     "beta_max",
@@ -37,6 +39,7 @@ __all__ = [
     "knn_error_rates",
     "knn_predict",
     "knn_vote",
+    "korea",
     "loo_choose_k",
     "loo_error_curve",
     "max_k",

@@ -336,25 +336,38 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     thetas, t_index, beta, counts = _distinct_draws(post)
-    weights = counts.astype(np.float64)
+    mean, lower, upper = summarize_mixture(
+        lambda X: post.strengths(X, thetas), X_new, thetas.size, t_index, beta,
+        counts.astype(np.float64), post.term.n_classes, post.term.is_knn, post.query_size(),
+        ci_prob)
+    return _summary_dataset(mean, lower, upper, _class_coord(post, classes), ci_prob)
+
+
+def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_knn,
+                      query_size, ci_prob):
+    """Mean and equal-tailed interval of class probabilities under a weighted set of draws.
+
+    ``strengths(X)`` gives ``h[a, t, g]`` for ``n_thetas`` thetas; draw ``u`` has ``beta[u]``,
+    theta ``t_index[u]`` and weight ``weights[u]``, sorted by theta then beta. Points go in
+    chunks; with two classes and a kNN model each quantile is a bisection on the logit.
+    """
     lo_q, hi_q = (1 - ci_prob) / 2, (1 + ci_prob) / 2
-    G = post.term.n_classes
     m = X_new.shape[0]
     mean, lower, upper = (np.empty((m, G)) for _ in range(3))
-    two = G == 2 and post.term.is_knn
+    two = G == 2 and is_knn
     if two:
-        bounds = np.searchsorted(t_index, np.arange(thetas.size + 1)).astype(np.int64)
+        bounds = np.searchsorted(t_index, np.arange(n_thetas + 1)).astype(np.int64)
         cumw = np.concatenate([[0.0], np.cumsum(weights)])
-    per_point = (thetas.size if two else thetas.size + beta.size) * G + post.query_size()
+    per_point = (n_thetas if two else n_thetas + beta.size) * G + query_size
     for s in _chunks(m, per_point):
-        h = post.strengths(X_new[s], thetas)
+        h = strengths(X_new[s])
         if two:
             mean[s], lower[s], upper[s] = _k.summaries_two_classes(h, beta, cumw, bounds,
                                                                    lo_q, hi_q)
         else:
             mean[s], lower[s], upper[s] = _k.summaries_general(h, beta, t_index, weights,
                                                                lo_q, hi_q)
-    return _summary_dataset(mean, lower, upper, _class_coord(post, classes), ci_prob)
+    return mean, lower, upper
 
 
 def summarize_proba(proba: xr.DataArray, ci_prob=0.95) -> xr.Dataset:

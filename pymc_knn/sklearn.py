@@ -2,8 +2,8 @@
 
 :class:`BayesianKNNClassifier` fits the probabilistic kNN of Cucala et al. (2009) or a
 distance-nearest-neighbour model of Friel and Pettitt (2011) by MCMC (``pm.sample`` with one of
-the package's step methods) and predicts with the posterior predictive class probabilities
-(:func:`pymc_knn.predict.predictive_summary`). It follows the scikit-learn estimator API, so it
+the package's step methods), or by KOREA (:func:`pymc_knn.korea`, no MCMC), and predicts with the
+posterior predictive class probabilities (:func:`pymc_knn.predict.predictive_summary`). It follows the scikit-learn estimator API, so it
 works with ``cross_val_score``, ``GridSearchCV`` and ``Pipeline``.
 """
 
@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .approx import korea
 from .distributions import DistanceNN, PottsKNN
 from .graphs import NeighbourGraph, max_k
 from .predict import predictive_summary
@@ -25,8 +26,9 @@ __all__ = ["BayesianKNNClassifier", "MODELS", "METHODS"]
 
 MODELS = ("symmetrised", "equal", "dnn-gaussian", "dnn-ball", "dnn-exponential")
 """Allowed values of ``model``: the two kNN neighbourhoods and the three d-nn kernels."""
-METHODS = ("exchange", "moller", "pseudo")
-"""Allowed values of ``method``: the step method that samples ``(beta, k)`` or ``(beta, sigma)``."""
+METHODS = ("exchange", "moller", "pseudo", "korea")
+"""Allowed values of ``method``: the step method that samples ``(beta, k)`` or ``(beta, sigma)``,
+or KOREA (kNN models only)."""
 EXPONENTIAL_RATE_FACTOR = 10.0
 """Default ``sigma_upper`` of the exponential kernel: this over the median nearest-neighbour
 distance."""
@@ -48,9 +50,11 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         neighbours count twice); ``"equal"``: the Boltzmann(2) graph of Yoon and Friel (2015).
         ``"dnn-*"``: :class:`pymc_knn.DistanceNN` with the d-nn1 (gaussian), d-nn2 (ball) or
         d-nn3 (exponential) kernel of Friel and Pettitt (2011).
-    method : {"exchange", "moller", "pseudo"}
+    method : {"exchange", "moller", "pseudo", "korea"}
         Step method: :class:`pymc_knn.Exchange`, :class:`pymc_knn.Moller` (both exact up to the
-        auxiliary sampler) or :class:`pymc_knn.PseudoLikelihoodMetropolis` (fast, biased).
+        auxiliary sampler) or :class:`pymc_knn.PseudoLikelihoodMetropolis` (fast, biased); or
+        ``"korea"``, the Laplace approximation of the pseudo-posterior by :func:`pymc_knn.korea`
+        (kNN models only; no MCMC, so ``draws`` to ``sampler`` are unused).
     draws, tune, chains, cores, random_seed, progressbar
         Passed to ``pm.sample``. The same ``random_seed`` gives the same fit and predictions.
     beta_upper : float
@@ -86,9 +90,11 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         Only when ``X`` had string column names (a pandas DataFrame).
     model_ : pymc.Model
         The fitted model: free ``beta`` and ``k`` (or ``sigma``), observed ``y`` (the labels
-        encoded as ``0..n_classes-1``).
+        encoded as ``0..n_classes-1``). Not with ``method="korea"``.
     idata_ : arviz.InferenceData
-        The posterior draws returned by ``pm.sample``.
+        The posterior draws returned by ``pm.sample``. Not with ``method="korea"``.
+    korea_ : pymc_knn.Korea
+        With ``method="korea"`` only: the approximation (its ``posterior`` over ``k``).
     prior_upper_ : int or float
         The upper bound of the prior on ``k`` (kNN) or ``sigma`` (d-nn).
 
@@ -128,7 +134,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.random_seed is None
+        tags.non_deterministic = self.random_seed is None and self.method != "korea"
         return tags
 
     def fit(self, X, y):
@@ -154,13 +160,19 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                 f"({classes[0]!r})")
         X = np.array(X)  # a copy: the model is rebuilt from it when the estimator is unpickled
         upper = self._prior_upper(X, y_encoded)
+        self.classes_, self.prior_upper_ = classes, upper
+        if self.method == "korea":
+            self.korea_ = korea(X, y_encoded, neighbours=self.model, k_max=upper,
+                                beta_prior=pm.Uniform.dist(0, self.beta_upper),
+                                beta_upper=self.beta_upper, standardize=self.standardize)
+            return self
         model = self._build_model(X, y_encoded, upper, classes.size)
         with model:
             idata = pm.sample(
                 self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
                 random_seed=self.random_seed, step=self._step(), progressbar=self.progressbar,
                 compute_convergence_checks=False)
-        self.classes_, self.prior_upper_, self.model_, self.idata_ = classes, upper, model, idata
+        self.model_, self.idata_ = model, idata
         self._fit_X, self._fit_y = X, y_encoded
         return self
 
@@ -175,6 +187,8 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.method == "korea":
+            return self.korea_.predictive_summary(X, ci_prob=self.ci_prob, classes=self.classes_)
         return predictive_summary(self.idata_, X, model=self.model_, ci_prob=self.ci_prob,
                                   classes=self.classes_)
 
@@ -192,6 +206,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method == "korea" and self.model not in ("symmetrised", "equal"):
+            raise ValueError(f"method='korea' approximates the kNN models ('symmetrised', "
+                             f"'equal'), not {self.model!r}")
 
     def _prior_upper(self, X, y):
         """The upper bound of the prior on k (kNN) or sigma (d-nn)."""

@@ -16,10 +16,16 @@ parameters on their transformed (value-variable) scale, and for ``k`` a uniform 
 and ``k`` moves at all with probability ``min(1, k_radius * scaling)``, so that a small scaling
 shrinks the k move as well as the beta move); it is tuned during tuning only, every
 ``tune_interval`` draws, by PyMC's Metropolis rule, which aims at an acceptance rate between 0.2
-and 0.5.
+and 0.5, but never below ``SCALING_FLOOR`` times its initial value: Møller's acceptance does not
+rise as the step shrinks (it is capped by the auxiliary weights), and on Ripley's data the rule
+drove the scaling to zero and froze ``k``. Reaching the floor is reported by a warning when
+tuning ends. ``tune=False`` keeps the scaling fixed (PyMC resets a step's ``tune`` flag itself,
+so the choice is kept apart, as ``adapt``).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -34,6 +40,9 @@ from pytensor.graph.traversal import ancestors
 from ._validation import check_positive
 from .distributions import PottsRV
 from .terms import CFTP_MAX_SWEEPS, warn_not_exact
+
+SCALING_FLOOR = 0.05
+"""The smallest ``scaling`` tuning may reach, relative to the initial ``scaling``."""
 
 __all__ = ["Exchange", "Moller", "PseudoLikelihoodMetropolis", "potts_terms", "potts_parameters"]
 
@@ -123,6 +132,7 @@ class _PottsStep(BlockedStep):
             raise ValueError(f"k_radius must be an integer >= 1, got {k_radius!r}")
         self.k_radius = int(k_radius)
         self.tune = bool(tune)
+        self.adapt = bool(tune)
         self.tune_interval = int(tune_interval)
         self.n_tuned = 0
         self.n_accepted = 0
@@ -184,6 +194,12 @@ class _PottsStep(BlockedStep):
         self.n_accepted = 0
 
     def stop_tuning(self):
+        if self.tune and self.adapt and self.scaling <= SCALING_FLOOR * self._scaling0 * (1 + 1e-9):
+            warnings.warn(
+                f"{type(self).__name__}: the acceptance rate stayed low at the smallest proposal "
+                f"scaling ({self.scaling:.3g}); the chain may mix poorly. For Moller the acceptance "
+                "is capped by the auxiliary weights whatever the step: move the plug-in nearer "
+                "the posterior, or use Exchange", UserWarning, stacklevel=2)
         self.tune = False
 
     def _evaluate(self, point):
@@ -229,11 +245,12 @@ class _PottsStep(BlockedStep):
         accept = float(np.exp(min(0.0, log_alpha)))
         accepted = bool(np.log(self.rng.random()) < log_alpha)
         self._after(accepted, *((beta1, theta1) if accepted else (beta0, theta0)))
-        if self.tune:
+        if self.tune and self.adapt:
             self.n_tuned += 1
             self.n_accepted += accepted
             if self.n_tuned == self.tune_interval:
-                self.scaling = float(metropolis_tune(self.scaling, self.n_accepted / self.n_tuned))
+                tuned = metropolis_tune(self.scaling, self.n_accepted / self.n_tuned)
+                self.scaling = max(float(tuned), SCALING_FLOOR * self._scaling0)
                 self.n_tuned = self.n_accepted = 0
         stats.update(accept=accept, accepted=float(accepted), tune=self.tune, scaling=self.scaling)
         return (new if accepted else point), [stats]
@@ -309,9 +326,12 @@ _AUX_PARAMETERS = """
         Random-walk sd ``proposal_sd * scaling`` (value scale) and k radius
         ``max(1, round(k_radius * scaling))``, k moving with probability
         ``min(1, k_radius * scaling)``; ``scaling`` is tuned every ``tune_interval`` draws
-        during tuning, towards an acceptance rate of 0.2-0.5. Default ``k_radius``:
-        ``max(3, k_max // 5)`` (25 on Ripley, where the ESS of k is ten times that of the
-        paper's r = 3).
+        during tuning, towards an acceptance rate of 0.2-0.5, down to ``SCALING_FLOOR`` (0.05)
+        times its initial value at most (a warning says when it got there). Default
+        ``k_radius``: ``max(3, k_max // 5)`` (25 on Ripley, where the ESS of k is ten times
+        that of the paper's r = 3).
+    tune : bool
+        Adapt ``scaling`` during pm.sample's tuning draws (default); ``False`` keeps it fixed.
 """
 
 

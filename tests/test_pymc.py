@@ -129,6 +129,32 @@ def test_every_chain_is_tuned_with_one_core(step):
         assert (post["plug_in_theta"] == post["plug_in_theta"][:, :1]).all()
 
 
+def test_tune_false_keeps_the_scaling_fixed():
+    """pm.sample sets ``step.tune`` itself; the step's own ``tune=False`` must still hold."""
+    X, y = small_problem(3, n=8)
+    idata = sample(knn_model(X, y), lambda: pk.Exchange(tune=False, scaling=0.7), tune=300,
+                   draws=20, discard_tuned_samples=False)
+    assert (idata.warmup_sample_stats["scaling"] == 0.7).all()
+
+
+def test_scaling_stops_at_its_floor_with_a_warning():
+    """A step whose acceptance never rises (every proposal rejected) must not tune its scaling
+    to zero, which would freeze k (Møller on Ripley did); it stops at the floor and says so."""
+    from pymc_knn.step_methods import SCALING_FLOOR
+
+    X, y = small_problem(3, n=8)
+    model = knn_model(X, y)
+    with model:
+        step = pk.Exchange()
+    step._log_ratio = lambda *args: (-np.inf, step._no_aux_stats())
+    with pytest.warns(UserWarning, match="smallest proposal scaling"):
+        idata = sample(model, lambda: step, tune=1000, draws=20, chains=1,
+                       discard_tuned_samples=False)
+    scaling = idata.warmup_sample_stats["scaling"].values
+    assert scaling.min() == pytest.approx(SCALING_FLOOR)
+    assert scaling[0, -1] == pytest.approx(SCALING_FLOOR)
+
+
 def test_moller_starts_at_the_maximum_pseudo_likelihood_plug_in():
     X, y = small_problem(3, n=8)
     with knn_model(X, y) as model:

@@ -24,7 +24,7 @@ def ripley():
     return pk.datasets.load_ripley("train")
 
 
-@parametrize_with_checks([BayesianKNNClassifier(**FAST)])
+@parametrize_with_checks([BayesianKNNClassifier(**FAST), BayesianKNNClassifier(method="korea")])
 def test_sklearn_api(estimator, check):
     """scikit-learn's full estimator check suite (about 10 s with the pseudo-likelihood)."""
     check(estimator)
@@ -198,7 +198,7 @@ def test_single_class_is_refused(ripley):
 
 @pytest.mark.parametrize("param, value, allowed", [
     ("model", "knn", "'symmetrised', 'equal', 'dnn-gaussian', 'dnn-ball', 'dnn-exponential'"),
-    ("method", "nuts", "'exchange', 'moller', 'pseudo'"),
+    ("method", "nuts", "'exchange', 'moller', 'pseudo', 'korea'"),
 ])
 def test_unknown_model_or_method(ripley, param, value, allowed):
     clf = BayesianKNNClassifier(**{**FAST, param: value})  # no validation in __init__
@@ -209,3 +209,20 @@ def test_unknown_model_or_method(ripley, param, value, allowed):
 def test_k_max_beyond_smallest_class(ripley):
     with pytest.raises(ValueError, match="k_max=126 exceeds the smallest observed class size"):
         BayesianKNNClassifier(k_max=126, **FAST).fit(ripley.X, ripley.y)
+
+
+def test_korea_method_is_pk_korea(ripley):
+    """method="korea": pk.korea with the estimator's uniform prior on beta, labels of any type."""
+    import pymc as pm
+
+    labels = np.array(["no", "yes"])[ripley.y]
+    clf = BayesianKNNClassifier(method="korea", model="equal", standardize=False).fit(
+        ripley.X, labels)
+    approx = pk.korea(ripley.X, ripley.y, neighbours="equal", standardize=False,
+                      beta_prior=pm.Uniform.dist(0, 4), beta_upper=4.0)
+    X_new = ripley.X[:20] + 0.01
+    np.testing.assert_allclose(clf.predict_proba(X_new), approx.predict_proba(X_new))
+    assert list(clf.predict_summary(X_new)["class"].values) == ["no", "yes"]
+    assert clf.korea_.k_map == approx.k_map
+    with pytest.raises(ValueError, match="method='korea' approximates the kNN models"):
+        BayesianKNNClassifier(method="korea", model="dnn-ball").fit(ripley.X, ripley.y)

@@ -71,6 +71,42 @@ def local_fields(indptr, indices, data, z, class_weights):
 
 
 @njit(cache=True)
+def log_pl_derivatives(h, y, beta):
+    """The log pseudo-likelihood at ``beta`` and its first two derivatives in ``beta``.
+
+    With fields ``h[i, g]`` (``P(y_i = g | y_-i) ∝ exp(beta h[i, g])``)::
+
+        log PL = sum_i beta h[i, y_i] - log sum_g exp(beta h[i, g])
+        d/dbeta = sum_i h[i, y_i] - E_i[h],   d2/dbeta2 = -sum_i Var_i[h]
+
+    with ``E_i``, ``Var_i`` under the conditional of point ``i``; ``log PL`` is concave in beta.
+    """
+    n, G = h.shape
+    value = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    for i in range(n):
+        mx = -np.inf
+        for g in range(G):
+            if beta * h[i, g] > mx:
+                mx = beta * h[i, g]
+        s = 0.0
+        m1 = 0.0
+        m2 = 0.0
+        for g in range(G):
+            e = np.exp(beta * h[i, g] - mx)
+            s += e
+            m1 += e * h[i, g]
+            m2 += e * h[i, g] * h[i, g]
+        m1 /= s
+        m2 /= s
+        value += beta * h[i, y[i]] - mx - np.log(s)
+        d1 += h[i, y[i]] - m1
+        d2 -= m2 - m1 * m1
+    return value, d1, d2
+
+
+@njit(cache=True)
 def log_pseudo_likelihood(indptr, indices, data, z, beta, class_weights):
     """``sum_i log P(z_i | z_-i)`` with the conditionals given by the CSR rows.
 
@@ -80,15 +116,4 @@ def log_pseudo_likelihood(indptr, indices, data, z, beta, class_weights):
     Cucala et al., which is not the pseudo-likelihood of any joint model.
     """
     h = local_fields(indptr, indices, data, z, class_weights)
-    n, G = h.shape
-    total = 0.0
-    for i in range(n):
-        m = -np.inf
-        for g in range(G):
-            if beta * h[i, g] > m:
-                m = beta * h[i, g]
-        s = 0.0
-        for g in range(G):
-            s += np.exp(beta * h[i, g] - m)
-        total += beta * h[i, z[i]] - m - np.log(s)
-    return total
+    return log_pl_derivatives(h, z, beta)[0]
