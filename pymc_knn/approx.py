@@ -8,7 +8,9 @@ gives the approximate posterior of ``k`` (003 eq. 14, Algorithm 1 step 6)::
     p~(k | y)  ∝  p(k) p(beta*) PL(y | beta*, k) / p_G(beta* | y, k)
                =  p(k) p(beta*) PL(y | beta*, k) sqrt(2 pi) sd(k)
 
-and the posterior predictive of a new point is the mixture (003 eqs. 11-12)
+(times the Gaussian's mass in ``(0, beta_upper]``; when the pseudo-posterior still rises at
+``beta_upper`` the expansion is made there and the Gaussian, centred beyond, is truncated), and
+the posterior predictive of a new point is the mixture (003 eqs. 11-12)
 ``sum_k sum_m lambda_km P(y_new | beta_km, k, y)`` over nodes ``beta_km`` of each Gaussian.
 
 Two choices differ from Algorithm 1 of the paper, both stated where they matter:
@@ -16,7 +18,7 @@ Two choices differ from Algorithm 1 of the paper, both stated where they matter:
 * The approximation is built once from the training labels, not once per test point with the
   test label summed out (Algorithm 1, step 2). One test point changes one term among ``n + 1`` in
   the pseudo-likelihood; building once makes the cost independent of the number of test points.
-* The ``beta`` nodes of each ``k`` are Gauss-Hermite nodes of its own Gaussian, not a grid
+* The ``beta`` nodes of each ``k`` are quadrature nodes of its own Gaussian, not a grid
   ``mu +/- i sigma`` of the marginal of ``beta`` shared by every ``k`` (step 10): a narrow
   ``p_G(beta | y, k)`` is then integrated as accurately as a wide one, and the weights of each
   ``k`` sum to ``p~(k | y)`` exactly.
