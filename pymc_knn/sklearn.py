@@ -2,9 +2,10 @@
 
 :class:`BayesianKNNClassifier` fits the probabilistic kNN of Cucala et al. (2009) or a
 distance-nearest-neighbour model of Friel and Pettitt (2011) by MCMC (``pm.sample`` with one of
-the package's step methods), or by KOREA (:func:`pymc_knn.korea`, no MCMC), and predicts with the
-posterior predictive class probabilities (:func:`pymc_knn.predict.predictive_summary`). It follows the scikit-learn estimator API, so it
-works with ``cross_val_score``, ``GridSearchCV`` and ``Pipeline``.
+the package's step methods), or by KOREA (:func:`pymc_knn.korea`, no MCMC), and predicts with
+the posterior predictive class probabilities (:func:`pymc_knn.predict.predictive_summary`). It
+follows the scikit-learn estimator API, so it works with ``cross_val_score``, ``GridSearchCV``
+and ``Pipeline``.
 """
 
 from __future__ import annotations
@@ -160,20 +161,22 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                 f"({classes[0]!r})")
         X = np.array(X)  # a copy: the model is rebuilt from it when the estimator is unpickled
         upper = self._prior_upper(X, y_encoded)
-        self.classes_, self.prior_upper_ = classes, upper
+        for stale in ("korea_", "model_", "idata_", "_fit_X", "_fit_y"):  # of an earlier fit
+            self.__dict__.pop(stale, None)
         if self.method == "korea":
             self.korea_ = korea(X, y_encoded, neighbours=self.model, k_max=upper,
                                 beta_prior=pm.Uniform.dist(0, self.beta_upper),
                                 beta_upper=self.beta_upper, standardize=self.standardize)
-            return self
-        model = self._build_model(X, y_encoded, upper, classes.size)
-        with model:
-            idata = pm.sample(
-                self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
-                random_seed=self.random_seed, step=self._step(), progressbar=self.progressbar,
-                compute_convergence_checks=False)
-        self.model_, self.idata_ = model, idata
-        self._fit_X, self._fit_y = X, y_encoded
+        else:
+            model = self._build_model(X, y_encoded, upper, classes.size)
+            with model:
+                idata = pm.sample(
+                    self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
+                    random_seed=self.random_seed, step=self._step(),
+                    progressbar=self.progressbar, compute_convergence_checks=False)
+            self.model_, self.idata_ = model, idata
+            self._fit_X, self._fit_y = X, y_encoded
+        self.classes_, self.prior_upper_ = classes, upper
         return self
 
     def predict_summary(self, X):
@@ -187,7 +190,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        if self.method == "korea":
+        if hasattr(self, "korea_"):  # fitted by KOREA, whatever method says now
             return self.korea_.predictive_summary(X, ci_prob=self.ci_prob, classes=self.classes_)
         return predictive_summary(self.idata_, X, model=self.model_, ci_prob=self.ci_prob,
                                   classes=self.classes_)

@@ -224,5 +224,7 @@ def test_korea_method_is_pk_korea(ripley):
     np.testing.assert_allclose(clf.predict_proba(X_new), approx.predict_proba(X_new))
     assert list(clf.predict_summary(X_new)["class"].values) == ["no", "yes"]
     assert clf.korea_.k_map == approx.k_map
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(X_new),
+                                  clf.predict_proba(X_new))
     with pytest.raises(ValueError, match="method='korea' approximates the kNN models"):
         BayesianKNNClassifier(method="korea", model="dnn-ball").fit(ripley.X, ripley.y)
