@@ -8,6 +8,7 @@ and Pettitt (2011), with the numba samplers and exact enumeration they are check
 from . import datasets, kernels, samplers, testing
 from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
+from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
 from .phase import beta_max, mean_energy_curve
@@ -23,6 +24,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BayesianKNNClassifier",
+    "ConvergenceWarning",
     "Coupling",
     "DistanceGraph",
     "DistanceNN",
@@ -34,6 +36,7 @@ __all__ = [
     "Moller",
     "add_predictions",
     "beta_max",
+    "check_convergence",
     "datasets",
     "kernels",
     "knn_error_rates",

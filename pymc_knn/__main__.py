@@ -10,7 +10,7 @@ import argparse
 import sys
 
 
-def _sampling_args(p, draws=5000, tune=2000):
+def _sampling_args(p, draws=1000, tune=1000):
     p.add_argument("--draws", type=int, default=draws, help="draws per chain (%(default)s)")
     p.add_argument("--tune", type=int, default=tune, help="tuning draws per chain (%(default)s)")
     p.add_argument("--chains", type=int, default=4, help="(%(default)s)")
@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     demo = sub.add_parser("demo", help="fit Ripley's data with the exchange algorithm")
     demo.add_argument("--out", default="demo-output", help="folder for the PNGs (%(default)s)")
     demo.add_argument("--seed", type=int, default=2009)
-    _sampling_args(demo, draws=10000, tune=2000)
+    _sampling_args(demo)
     fit = sub.add_parser("fit", help="fit the probabilistic kNN to a CSV file")
     fit.add_argument("csv", help="CSV file with a header row")
     fit.add_argument("--target", required=True, help="the column holding the classes")

@@ -23,13 +23,14 @@ from pymc.logprob.abstract import _logprob
 from pytensor.gradient import grad_not_implemented, grad_undefined
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
+from pytensor.graph.traversal import ancestors
 from pytensor.tensor.random.op import RandomVariable
 
 from ._validation import check_labels
 from .graphs import DistanceGraph, KNNGraph, max_k
 from .terms import CFTP_MAX_SWEEPS, PottsTerm
 
-__all__ = ["DistanceNN", "PottsKNN", "PottsRV"]
+__all__ = ["DistanceNN", "PottsKNN", "PottsRV", "potts_parameters", "potts_terms"]
 
 PREDICTIVE_SWEEPS = 200
 """Swendsen-Wang sweeps (from uniformly random labels) of a predictive draw when G > 2."""
@@ -243,3 +244,14 @@ class DistanceNN(_PottsDistribution):
     @classmethod
     def dist(cls, beta, sigma, *, term, **kwargs):
         return super().dist([beta, sigma], term=term, **kwargs)
+
+
+def potts_terms(model) -> list:
+    """The Potts-likelihood random variables of a model (observed or not)."""
+    return [rv for rv in model.basic_RVs if isinstance(rv.owner.op, PottsRV)]
+
+
+def potts_parameters(model, term_rv) -> list:
+    """Value variables of the free variables that a Potts term's beta and theta depend on."""
+    anc = set(ancestors(term_rv.owner.inputs[2:]))
+    return [model.rvs_to_values[rv] for rv in model.free_RVs if rv in anc]

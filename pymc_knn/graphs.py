@@ -263,6 +263,14 @@ class DistanceGraph(NeighbourGraph):
         self.kernel = kernel
         self.epsilon = float(epsilon)
         self.sq_distances = _s.squared_distances(self.X, self.X)
+        self._rows = None
+
+    def sorted_rows(self):
+        """``(order, sorted_sq)``: each point's others by increasing distance (ties: lower index
+        first), ``n x (n - 1)``; computed once. The step methods' kernel works on them."""
+        if self._rows is None:
+            self._rows = _s.sorted_rows(self.sq_distances)
+        return self._rows
 
     def weights(self, sigma) -> np.ndarray:
         """The row-normalised weight matrix ``W`` at ``sigma`` (zero diagonal)."""

@@ -22,7 +22,7 @@ __all__ = ["fit_csv", "read_csv", "ripley_demo"]
 PAPER_ERRORS = "0.087 pseudo-likelihood, 0.085 path sampling, 0.084 Moller/perfect sampling"
 
 
-def fit(X, y, *, standardize=True, beta_upper=4.0, draws=5000, tune=2000, chains=4, cores=2,
+def fit(X, y, *, standardize=True, beta_upper=4.0, draws=1000, tune=1000, chains=4, cores=2,
         random_seed=None):
     """``beta ~ U(0, beta_upper)``, ``k ~ U{1..k_max}``, PottsKNN likelihood, exchange step."""
     import pymc as pm
@@ -40,6 +40,27 @@ def fit(X, y, *, standardize=True, beta_upper=4.0, draws=5000, tune=2000, chains
     return model, idata
 
 
+def _diagnose(idata) -> bool:
+    """Print a line on R-hat and ESS; warn (and return False) when they fall short."""
+    import warnings
+
+    from .diagnostics import MAX_R_HAT, MIN_ESS_PER_CHAIN, ConvergenceWarning, check_convergence
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        table = check_convergence(idata, var_names=["beta", "k"])
+    chains = idata.posterior.sizes["chain"]
+    print(f"\nconvergence: r_hat <= {table['r_hat'].max():.3f} (want <= {MAX_R_HAT}), "
+          f"ess_bulk >= {table['ess_bulk'].min():.0f}, ess_tail >= {table['ess_tail'].min():.0f} "
+          f"(want >= {MIN_ESS_PER_CHAIN * chains} for {chains} chains); iterations per draw "
+          f"{sorted(set(idata.sample_stats['iterations'].values.ravel().tolist()))}")
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            print(f"WARNING: {w.message}")
+            warnings.warn(w.message, ConvergenceWarning, stacklevel=3)
+    return not caught
+
+
 def _report(model, idata, out: Path, feature_names, class_names, X_test=None, y_test=None):
     import arviz as az
     import matplotlib
@@ -54,6 +75,7 @@ def _report(model, idata, out: Path, feature_names, class_names, X_test=None, y_
 
     with pd.option_context("display.width", 120, "display.max_columns", 20):
         print(az.summary(idata, var_names=["beta", "k"]))
+    _diagnose(idata)
     error = None
     if X_test is not None:
         summary = predictive_summary(idata, X_test, model=model)
@@ -81,7 +103,7 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def ripley_demo(out="demo-output", seed=2009, draws=10000, tune=2000, chains=4, cores=2) -> float:
+def ripley_demo(out="demo-output", seed=2009, draws=1000, tune=1000, chains=4, cores=2) -> float:
     """The README's main job; returns the test error."""
     from . import datasets
     from .classical import knn_error_rates, loo_choose_k
@@ -148,7 +170,7 @@ def read_csv(path, target: str):
     return X, y.astype(np.int64), features, classes
 
 
-def fit_csv(path, target, out="fit-output", seed=None, draws=5000, tune=2000, chains=4, cores=2,
+def fit_csv(path, target, out="fit-output", seed=None, draws=1000, tune=1000, chains=4, cores=2,
             standardize=True, beta_upper=4.0) -> None:
     """Fit the probabilistic kNN to a CSV file and write its summary and plots."""
     from ._validation import check_covariates

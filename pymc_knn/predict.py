@@ -62,7 +62,7 @@ class Posterior:
     """
 
     def __init__(self, idata, model=None, var_name=None):
-        from .step_methods import potts_terms
+        from .distributions import potts_terms
 
         try:
             model = pm.modelcontext(model)

@@ -14,7 +14,6 @@ On import (of ``pymc_knn``):
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import warnings
 
@@ -22,12 +21,9 @@ import pymc as pm
 import pymc.sampling.mcmc as _mcmc
 import pymc.stats.log_density as _log_density
 
-_MODEL: contextvars.ContextVar = contextvars.ContextVar("pymc_knn_model", default=None)
-
-
-def current_model():
-    """The model whose steps are being assigned (set during ``pm.sample``'s assignment)."""
-    return _MODEL.get()
+from .distributions import potts_parameters, potts_terms
+from .step_methods import Exchange, Moller, PottsStep, PseudoLikelihoodMetropolis
+from .step_methods._steps import _MODEL
 
 
 def _steps_and_vars(provided, selected):
@@ -43,8 +39,6 @@ def _steps_and_vars(provided, selected):
 def _checked_assign(original):
     @functools.wraps(original)
     def assign_step_methods(model, step=None, methods=None):
-        from .step_methods import _PottsStep, potts_parameters, potts_terms
-
         token = _MODEL.set(model)
         try:
             provided, selected = original(model, step, methods)
@@ -52,7 +46,7 @@ def _checked_assign(original):
             _MODEL.reset(token)
         params = {v for t in potts_terms(model) for v in potts_parameters(model, t)}
         for cls, var in _steps_and_vars(provided, selected):
-            if var in params and not issubclass(cls, _PottsStep):
+            if var in params and not issubclass(cls, PottsStep):
                 raise ValueError(
                     f"{cls.__name__} was assigned to {var.name!r}, a parameter of a PottsKNN or "
                     "DistanceNN likelihood whose normalising constant is intractable: its logp is "
@@ -68,8 +62,6 @@ def _checked_assign(original):
 def _filtered_log_likelihood(original):
     @functools.wraps(original)
     def compute_log_likelihood(idata, *, var_names=None, model=None, **kwargs):
-        from .step_methods import potts_terms
-
         model = pm.modelcontext(model)
         potts = {rv.name for rv in potts_terms(model)}
         names = [rv.name for rv in model.observed_RVs] if var_names is None else list(var_names)
@@ -90,8 +82,6 @@ def _filtered_log_likelihood(original):
 
 def install() -> None:
     """Register the steps and the checks (idempotent)."""
-    from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
-
     for i, cls in enumerate((Exchange, Moller, PseudoLikelihoodMetropolis)):
         if cls not in pm.STEP_METHODS:
             pm.STEP_METHODS.insert(i, cls)

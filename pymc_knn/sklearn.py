@@ -18,6 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .approx import korea
+from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
 from .graphs import NeighbourGraph, max_k
 from .predict import predictive_summary
@@ -57,7 +58,8 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         ``"korea"``, the Laplace approximation of the pseudo-posterior by :func:`pymc_knn.korea`
         (kNN models only; no MCMC, so ``draws`` to ``sampler`` are unused).
     draws, tune, chains, cores, random_seed, progressbar
-        Passed to ``pm.sample``. The same ``random_seed`` gives the same fit and predictions.
+        Passed to ``pm.sample`` (its convergence checks on). The same ``random_seed`` gives the
+        same fit and predictions.
     beta_upper : float
         Prior ``beta ~ Uniform(0, beta_upper)``; Cucala et al. use 4.
     k_max : int, optional
@@ -94,6 +96,11 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         encoded as ``0..n_classes-1``). Not with ``method="korea"``.
     idata_ : arviz.InferenceData
         The posterior draws returned by ``pm.sample``. Not with ``method="korea"``.
+    convergence_ : pandas.DataFrame
+        R-hat, bulk and tail ESS and Monte Carlo standard errors of ``beta`` and ``k`` (or
+        ``sigma``), from :func:`pymc_knn.check_convergence`; ``fit`` emits a
+        :class:`pymc_knn.ConvergenceWarning` (a scikit-learn ``ConvergenceWarning``) when R-hat
+        exceeds 1.01 or an ESS falls below 100 per chain. Not with ``method="korea"``.
     korea_ : pymc_knn.Korea
         With ``method="korea"`` only: the approximation (its ``posterior`` over ``k``).
     prior_upper_ : int or float
@@ -161,7 +168,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                 f"({classes[0]!r})")
         X = np.array(X)  # a copy: the model is rebuilt from it when the estimator is unpickled
         upper = self._prior_upper(X, y_encoded)
-        for stale in ("korea_", "model_", "idata_", "_fit_X", "_fit_y"):  # of an earlier fit
+        for stale in ("korea_", "model_", "idata_", "convergence_", "_fit_X", "_fit_y"):
             self.__dict__.pop(stale, None)
         if self.method == "korea":
             self.korea_ = korea(X, y_encoded, neighbours=self.model, k_max=upper,
@@ -173,8 +180,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                 idata = pm.sample(
                     self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
                     random_seed=self.random_seed, step=self._step(),
-                    progressbar=self.progressbar, compute_convergence_checks=False)
+                    progressbar=self.progressbar)
             self.model_, self.idata_ = model, idata
+            self.convergence_ = check_convergence(idata, var_names=list(idata.posterior))
             self._fit_X, self._fit_y = X, y_encoded
         self.classes_, self.prior_upper_ = classes, upper
         return self

@@ -14,6 +14,7 @@ import numpy as np
 from ._validation import check_class_weights, check_n_classes, check_positive
 from .graphs import Coupling, KNNGraph, NeighbourGraph
 from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, swendsen_wang_sweeps
+from .kernels.enumeration import enumerated_draw
 
 AUX_SAMPLERS = ("swendsen_wang", "gibbs", "cftp", "enumerate")
 CFTP_MAX_SWEEPS = 16384
@@ -46,7 +47,6 @@ class PottsTerm:
         self.n = graph.n_points
         self.is_knn = isinstance(graph, KNNGraph)
         self._cache: dict = {}
-        self._enumeration: dict = {}
 
     def coupling(self, theta) -> Coupling:
         """The coupling at ``k`` or ``sigma``, cached (every ``k``; the last four ``sigma``)."""
@@ -125,23 +125,9 @@ class PottsTerm:
                                    int(rng.integers(0, 2**63)))
             return z, int(used), bool(ok)
         if sampler == "enumerate":
-            states, energies = self._enumerated(theta)
-            logp = beta * energies
-            p = np.exp(logp - logp.max())
-            return states[rng.choice(p.size, p=p / p.sum())].copy(), 0, True
+            enumerated_draw(c.src, c.dst, c.weight, a, beta, z, rng.random())
+            return z, 0, True
         raise ValueError(f"sampler must be one of {AUX_SAMPLERS}, got {sampler!r}")
-
-    def _enumerated(self, theta):
-        from .testing import all_labelings, state_energies
-
-        key = float(theta)
-        if key not in self._enumeration:
-            if not self.is_knn and len(self._enumeration) >= self._DNN_CACHE:
-                del self._enumeration[next(iter(self._enumeration))]
-            self._enumeration[key] = (all_labelings(self.n, self.n_classes),
-                                      state_energies(self.coupling(theta), self.n_classes,
-                                                     self.class_weights))
-        return self._enumeration[key]
 
     def check_sampler(self, sampler: str) -> str:
         if sampler not in AUX_SAMPLERS:

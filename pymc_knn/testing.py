@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 import numpy as np
 import xarray as xr
-from numba import njit
 from scipy.special import logsumexp
 
 from ._validation import check_class_weights, check_labels, check_n_classes
 from .graphs import Coupling, NeighbourGraph
 from .kernels import log_pseudo_likelihood
+from .kernels.enumeration import state_energies as _state_energies
 
 __all__ = [
     "MAX_STATES",
@@ -54,24 +54,6 @@ def labeling_index(z, n_classes: int) -> np.ndarray:
     """Index of labelings (rows of ``z``) in :func:`all_labelings`: base ``G``, point 0 first."""
     z = np.atleast_2d(np.asarray(z, dtype=np.int64))
     return z @ (n_classes ** np.arange(z.shape[1] - 1, -1, -1))
-
-
-@njit(cache=True)
-def _state_energies(src, dst, weight, class_weights, n, G):
-    S = G**n
-    out = np.empty(S)
-    z = np.zeros(n, dtype=np.int64)
-    for s in range(S):
-        rest = s
-        for i in range(n - 1, -1, -1):
-            z[i] = rest % G
-            rest //= G
-        e = 0.0
-        for p in range(src.size):
-            if z[src[p]] == z[dst[p]]:
-                e += weight[p] * class_weights[z[src[p]]]
-        out[s] = e
-    return out
 
 
 def state_energies(coupling: Coupling, n_classes: int, class_weights=None) -> np.ndarray:

@@ -104,6 +104,41 @@ def test_cftp_draws_are_exact(case):
     assert p > ALPHA, f"p-value {p:.2e}"
 
 
+ROW_CASES = [("gaussian", 2, 0.8, 2.0, None), ("exponential", 3, 1.0, 2.0, [0.7, 1.0, 1.5]),
+             ("ball", 2, 1.0, 1.5, [1.0, 1.6])]
+
+
+@pytest.mark.parametrize("exact_start", [True, False], ids=["invariance", "convergence"])
+@pytest.mark.parametrize("case", ROW_CASES, ids=[c[0] for c in ROW_CASES])
+def test_row_swendsen_wang_of_dnn_fields(case, exact_start):
+    """The d-nn sweep of the step methods' kernel (directed bonds found by exponential jumps in
+    each row's running weight sums) against the exact law, as for the other samplers."""
+    from pymc_knn.kernels.structure import dnn_row_cumulative
+    from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
+
+    kernel, G, sigma, beta, a = case
+    X, _ = small_problem(3, n=8 if G == 2 else 6, G=G)
+    graph = pk.DistanceGraph(X, kernel=kernel)
+    order, sorted_sq = graph.sorted_rows()
+    aw = np.ones(G) if a is None else np.asarray(a, float)
+    C = np.empty(sorted_sq.shape)
+    dnn_row_cumulative(sorted_sq, order, sigma, pk.graphs.DNN_KERNELS[kernel], graph.epsilon, C,
+                       np.zeros(len(X), dtype=np.int64), aw)
+    c = graph.coupling(sigma)
+    probs = label_probabilities(c, beta, G, class_weights=a)
+    rng = np.random.default_rng(13)
+    n = N_DRAWS if exact_start else 4000
+    if exact_start:
+        starts = all_labelings(c.n, G)[rng.choice(probs.size, size=n, p=probs)]
+    else:
+        starts = np.zeros((n, c.n), dtype=np.int64)
+    sweeps = SWEEPS if exact_start else 50
+    for z in starts:
+        swendsen_wang_rows(order, C, z, beta, aw, sweeps, rng)
+    p = chi2_pvalue(starts, probs, G)
+    assert p > ALPHA, f"p-value {p:.2e}"
+
+
 def test_the_test_rejects_a_wrong_distribution():
     """Negative control: draws at beta judged against the exact law at 1.25 beta must fail."""
     kind, option, G, param, beta, a = CASES[0]

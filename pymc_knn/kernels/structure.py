@@ -246,3 +246,112 @@ def knn_enter_ranks(sq_new, sq_sorted):
         for j in range(n):
             out[a, j] = np.searchsorted(sq_sorted[j], sq_new[a, j], side="right") + 1
     return out
+
+
+@njit(cache=True)
+def sorted_rows(sq):
+    """Each point's others by increasing distance: ``order[i, r]`` (int32) and ``sorted_sq[i, r]``.
+
+    Ties go to the lower index (a stable sort), as everywhere in the package.
+    """
+    n = sq.shape[0]
+    order = np.empty((n, n - 1), dtype=np.int32)
+    sorted_sq = np.empty((n, n - 1))
+    for i in range(n):
+        row = sq[i].copy()
+        row[i] = np.inf
+        idx = np.argsort(row, kind="mergesort")[: n - 1]
+        for r in range(n - 1):
+            order[i, r] = idx[r]
+            sorted_sq[i, r] = row[idx[r]]
+    return order, sorted_sq
+
+
+@njit(cache=True)
+def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights):
+    """Running sums of the row-normalised d-nn weights, in each row's distance order, into ``C``.
+
+    ``C[i, r] = W_{i, order[i, 0]} + ... + W_{i, order[i, r]}`` (1 at the end of the row); the
+    weights are its differences, non-increasing along a row since the kernels decrease with
+    distance. One row at a time (the row's weights stay in cache), which also gives ``E(y)``,
+    returned. Keeping only the running sums halves the memory the kernel streams through.
+    """
+    n, L = sorted_sq.shape
+    gaussian = -0.5 / (sigma * sigma)
+    w = np.empty(L)
+    energy = 0.0
+    for i in range(n):
+        sq = sorted_sq[i]
+        if kernel == BALL:  # 1 inside the ball and epsilon outside, relative to the nearest
+            top_inside = np.sqrt(sq[0]) < sigma
+            for r in range(L):
+                w[r] = 1.0 if np.sqrt(sq[r]) < sigma or not top_inside else epsilon
+        elif kernel == GAUSSIAN:
+            top = sq[0] * gaussian
+            for r in range(L):
+                w[r] = np.exp(sq[r] * gaussian - top)
+        else:
+            top = -np.sqrt(sq[0]) * sigma
+            for r in range(L):
+                w[r] = np.exp(-np.sqrt(sq[r]) * sigma - top)
+        total = 0.0
+        for r in range(L):
+            total += w[r]
+        inv = 1.0 / total
+        c_row = C[i]
+        o_row = order[i]
+        g = y[i]
+        acc = 0.0
+        same = 0.0
+        for r in range(L):
+            wr = w[r] * inv
+            acc += wr
+            c_row[r] = acc
+            same += wr if y[o_row[r]] == g else 0.0
+        energy += same * class_weights[g]
+    return energy
+
+
+@njit(cache=True)
+def rows_energy(order, C, z, class_weights):
+    """``E(z) = sum_i sum_r W_{i, order[i, r]} a_{z_i} [z_i == z_{order[i, r]}]`` from the
+    running sums ``C`` of :func:`dnn_row_cumulative`."""
+    n, L = C.shape
+    e = 0.0
+    for i in range(n):
+        g = z[i]
+        c_row = C[i]
+        o_row = order[i]
+        s = 0.0
+        prev = 0.0
+        for r in range(L):
+            s += c_row[r] - prev if z[o_row[r]] == g else 0.0
+            prev = c_row[r]
+        e += s * class_weights[g]
+    return e
+
+
+@njit(cache=True)
+def rows_to_edges(order, C):
+    """Edge list of row-sorted directed weights: one entry ``i -> order[i, r]`` per positive
+    weight (a pair appears once from each side, and their weights add up to ``A_ij``)."""
+    n, L = C.shape
+    count = 0
+    for i in range(n):
+        for r in range(L):
+            if C[i, r] > (C[i, r - 1] if r else 0.0):
+                count += 1
+    src = np.empty(count, dtype=np.int64)
+    dst = np.empty(count, dtype=np.int64)
+    weight = np.empty(count)
+    e = 0
+    for i in range(n):
+        prev = 0.0
+        for r in range(L):
+            if C[i, r] > prev:
+                src[e] = i
+                dst[e] = order[i, r]
+                weight[e] = C[i, r] - prev
+                e += 1
+            prev = C[i, r]
+    return src, dst, weight

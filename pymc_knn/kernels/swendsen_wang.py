@@ -95,20 +95,99 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
                     if not equal_classes:
                         bonds[n_bonds] = e
                         n_bonds += 1
-        if not equal_classes:
-            logw[:, :] = 0.0
-            for b in range(n_bonds):
-                e = bonds[b]
-                r = _find(parent, src[e])
-                for g in range(G):
-                    logw[r, g] += _log_expm1(beta * class_weights[g] * weight[e])
+        _relabel(parent, label, z, bonds, n_bonds, src, weight, logw, beta, class_weights,
+                 equal_classes, rng)
+
+
+@njit(cache=True)
+def _relabel(parent, label, z, bonds, n_bonds, src, weight, logw, beta, class_weights,
+             equal_classes, rng):
+    """Give each cluster a new label: uniform with equal class weights, else with probability
+    ``∝ prod_bonds (exp(beta a_g w_b) - 1)`` (``bonds`` index ``src`` and ``weight``)."""
+    n = z.size
+    G = class_weights.size
+    if not equal_classes:
+        logw[:, :] = 0.0
+        for b in range(n_bonds):
+            e = bonds[b]
+            r = _find(parent, src[e])
+            for g in range(G):
+                logw[r, g] += _log_expm1(beta * class_weights[g] * weight[e])
+    for i in range(n):
+        label[i] = -1
+    for i in range(n):
+        r = _find(parent, i)
+        if label[r] < 0:
+            if equal_classes:
+                label[r] = min(int(rng.random() * G), G - 1)
+            else:
+                label[r] = draw_from_logits(logw[r], rng.random())
+        z[i] = label[r]
+
+
+@njit(cache=True)
+def _first_at_least(c, start, target):
+    """The first index ``t >= start`` with ``c[t] >= target`` (``c`` non-decreasing), or ``c.size``."""
+    lo = start
+    hi = c.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if c[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng):
+    """Swendsen-Wang updates on ``z`` in place, from directed weights sorted along each row.
+
+    ``C[i, r]`` is the running sum along row ``i`` of the weights of ``i``'s neighbours
+    ``order[i, 0..r]``, nearest first (:func:`pymc_knn.kernels.structure.dnn_row_cumulative`). ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one
+    factor per direction, so each directed entry is a bond candidate of its own, bonded with
+    probability ``1 - exp(-beta a_g W_ij)`` between equal labels ``g``: these are the events of a
+    Poisson process of rate ``beta a_g`` on the row's cumulative weight. Each event is found by
+    an exponential jump and a binary search in ``C``; rows of a normalised kernel hold about
+    ``beta a_g`` events, so a sweep costs ``O(n beta log n)`` instead of ``O(n^2)``.
+    """
+    n, L = C.shape
+    amax = class_weights.max()
+    equal_classes = class_weights.min() == amax
+    parent = np.empty(n, dtype=np.int64)
+    size = np.empty(n, dtype=np.int64)
+    label = np.empty(n, dtype=np.int64)
+    cap = 0 if equal_classes else n * L
+    bond_src = np.empty(cap, dtype=np.int64)
+    bond_w = np.empty(cap)
+    bonds = np.arange(cap)
+    logw = np.zeros((0 if equal_classes else n, class_weights.size))
+    for _ in range(n_sweeps):
         for i in range(n):
-            label[i] = -1
+            parent[i] = i
+            size[i] = 1
+        n_bonds = 0
         for i in range(n):
-            r = _find(parent, i)
-            if label[r] < 0:
-                if equal_classes:
-                    label[r] = min(int(rng.random() * G), G - 1)
-                else:
-                    label[r] = draw_from_logits(logw[r], rng.random())
-            z[i] = label[r]
+            g = z[i]
+            rate = beta * class_weights[g]
+            if not rate > 0.0:
+                continue
+            c_row = C[i]
+            base = 0.0
+            t = 0
+            while t < L:
+                target = base - np.log(1.0 - rng.random()) / rate
+                t = _first_at_least(c_row, t, target)
+                if t >= L:
+                    break
+                j = order[i, t]
+                if z[j] == g:
+                    _union(parent, size, i, j)
+                    if not equal_classes:
+                        bond_src[n_bonds] = i
+                        bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
+                        n_bonds += 1
+                base = c_row[t]
+                t += 1
+        _relabel(parent, label, z, bonds, n_bonds, bond_src, bond_w, logw, beta, class_weights,
+                 equal_classes, rng)

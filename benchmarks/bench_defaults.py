@@ -1,0 +1,172 @@
+"""pm.sample() with PyMC's defaults on every data set and model: does it converge? (issue 12)
+
+For each data set x model x seed: ``pm.sample(random_seed=seed, chains=4, cores=2)`` with PyMC's
+default draws and tune (1000 + 1000), the docs' priors
+
+* kNN (``PottsKNN``, symmetrised or equal): ``beta ~ U(0, 4)``, ``k ~ U{1..smallest class}``;
+* d-nn (``DistanceNN``, gaussian, exponential or ball): ``beta ~ HalfNormal(5)``,
+  ``sigma ~ U(0, 100)``,
+
+and the step pm.sample assigns (``pk.Exchange``), or ``--method moller|pseudo``. One JSON line
+per fit goes to ``--out`` (appended): wall time of ``pm.sample`` (after a two-draw run that
+compiles the kernels; the model's PyTensor graph is still compiled inside, about 0.5 s), PyMC's
+sampling time,
+r_hat, ess_bulk and ess_tail of every parameter, ESS per second, acceptance and iterations per
+draw. ``--table`` prints the Markdown table of a results file.
+
+    python benchmarks/bench_defaults.py --data ripley pima glass iris wine crabs --seeds 1 2 3
+    python benchmarks/bench_defaults.py --data breast_cancer digits blobs10 --seeds 1 2 3
+    python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+KNN = ("symmetrised", "equal")
+DNN = ("gaussian", "exponential", "ball")
+SHIPPED = ("ripley", "pima", "glass", "iris", "wine", "crabs")
+
+
+def load(name):
+    """Covariates and integer labels of a data set (shipped, or from scikit-learn)."""
+    import pymc_knn as pk
+
+    if name in ("ripley", "pima"):
+        X, y, *_ = getattr(pk.datasets, f"load_{name}")("train")
+    elif name in SHIPPED:
+        X, y, *_ = getattr(pk.datasets, f"load_{name}")()
+    elif name in ("breast_cancer", "digits"):
+        from sklearn import datasets
+
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    elif name == "blobs10":  # 2,000 points, 10 covariates, 6 overlapping classes
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(2000, n_features=10, n_informative=6, n_classes=6,
+                                   n_clusters_per_class=1, class_sep=1.0, random_state=0)
+    else:
+        raise ValueError(f"unknown data set {name!r}")
+    return np.asarray(X, float), np.asarray(y, np.int64)
+
+
+def build(X, y, model):
+    import pymc as pm
+
+    import pymc_knn as pk
+
+    with pm.Model() as m:
+        if model in KNN:
+            beta = pm.Uniform("beta", 0, 4)
+            k = pm.DiscreteUniform("k", 1, pk.max_k(y))
+            pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=model, observed=y)
+        else:
+            beta = pm.HalfNormal("beta", 5)
+            sigma = pm.Uniform("sigma", 0, 100)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=model, observed=y)
+    return m
+
+
+def fit(data, model, seed, method, chains, cores):
+    import arviz as az
+    import pymc as pm
+
+    import pymc_knn as pk
+
+    X, y = load(data)
+    m = build(X, y, model)
+    step = {"exchange": pk.Exchange, "moller": pk.Moller,
+            "pseudo": pk.PseudoLikelihoodMetropolis}[method]
+    with m:  # compile the kernels first (the forked workers inherit them): not timed
+        pm.sample(draws=2, tune=2, chains=1, cores=1, step=step(), progressbar=False,
+                  compute_convergence_checks=False)
+    kwargs = {}
+    with m:
+        if method != "exchange":
+            kwargs["step"] = step()
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            idata = pm.sample(random_seed=seed, chains=chains, cores=cores, progressbar=False,
+                              compute_convergence_checks=False, **kwargs)
+        wall = time.perf_counter() - t0
+    names = [v for v in idata.posterior.data_vars]
+    summ = az.summary(idata, var_names=names, kind="diagnostics")
+    ss = idata.sample_stats
+    row = {
+        "data": data, "n": len(y), "p": X.shape[1], "G": int(y.max() + 1), "model": model,
+        "method": method, "seed": seed, "chains": chains, "wall": round(wall, 2),
+        "sampling_time": round(float(ss.attrs.get("sampling_time", np.nan)), 2),
+        "accept": round(float(ss["accept"].mean()), 3),
+        "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
+        "mean": {v: round(float(idata.posterior[v].mean()), 4) for v in names},
+        "warnings": sorted({str(w.message)[:120] for w in caught
+                            if issubclass(w.category, UserWarning)}),
+    }
+    for v in names:
+        row[v] = {"r_hat": float(summ.loc[v, "r_hat"]), "ess_bulk": float(summ.loc[v, "ess_bulk"]),
+                  "ess_tail": float(summ.loc[v, "ess_tail"])}
+    # a parameter that never moves in any chain (k on glass's equal graph) is a point mass:
+    # r_hat and ESS are NaN, which is no failure of mixing
+    row["constant"] = [v for v in names if np.ptp(idata.posterior[v].values) == 0]
+    row["ok"] = all(v in row["constant"] or (row[v]["r_hat"] <= 1.01 and row[v]["ess_bulk"] >= 400
+                    and row[v]["ess_tail"] >= 400) for v in names)
+    return row
+
+
+def table(path):
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    print("| data (n, p, G) | model | method | seed | wall s | ESS/s (min) | r_hat (max) | "
+          "ess_bulk min | ess_tail min | accept | iterations/draw | pass |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        params = [v for v in r["mean"] if v not in r.get("constant", [])]
+        rhat = max((r[v]["r_hat"] for v in params), default=np.nan)
+        bulk = min((r[v]["ess_bulk"] for v in params), default=np.nan)
+        tail = min((r[v]["ess_tail"] for v in params), default=np.nan)
+        its = r["iterations"]
+        print(f"| {r['data']} ({r['n']}, {r['p']}, {r['G']}) | {r['model']} | {r['method']} | "
+              f"{r['seed']} | {r['wall']:.1f} | {bulk / r['wall']:.0f} | {rhat:.3f} | "
+              f"{bulk:.0f} | {tail:.0f} | {r['accept']:.2f} | {min(its)}-{max(its)} | "
+              f"{'yes' if r['ok'] else '**no**'} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", nargs="+", default=list(SHIPPED))
+    parser.add_argument("--models", nargs="+", default=list(KNN + DNN))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--method", default="exchange", choices=["exchange", "moller", "pseudo"])
+    parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--out", default="benchmarks/results/defaults.jsonl")
+    parser.add_argument("--table", metavar="JSONL")
+    args = parser.parse_args()
+    if args.table:
+        table(args.table)
+        return
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for data in args.data:
+        for model in args.models:
+            for seed in args.seeds:
+                row = fit(data, model, seed, args.method, args.chains, args.cores)
+                with out.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+                params = list(row["mean"])
+                print(f"{data:>13} {model:>11} {args.method} seed {seed}: {row['wall']:6.1f} s  "
+                      + "  ".join(f"{v} {row['mean'][v]:.3g} r_hat {row[v]['r_hat']:.3f} "
+                                  f"ess {row[v]['ess_bulk']:.0f}/{row[v]['ess_tail']:.0f}"
+                                  for v in params)
+                      + f"  acc {row['accept']:.2f} its {row['iterations']}"
+                      + ("" if row["ok"] else "  FAIL"), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Cost of one exchange iteration against one auxiliary draw, measured in the same run (issue 12).
+
+Ripley's training set (250 points, standardised), ``beta ~ U(0, 4)``, ``k ~ U{1..125}`` (or
+``--model gaussian|exponential|ball``: ``sigma ~ U(0, 100)``), the default step (``pk.Exchange``: Swendsen-Wang, 10 sweeps from the observed labels). The chain is
+first run to the posterior (one ``pm.sample`` tuning); then, best of ``--repeat``:
+
+* ``iteration``: ``run_iterations`` for ``--iterations`` iterations (proposal, couplings at a
+  proposed k, the auxiliary draw, energies, the ratio and the accept), per iteration;
+* ``aux draw``: the auxiliary draw alone (``auxiliary_draw`` in a numba loop at the chain's
+  ``(beta, k)``), per draw;
+* ``pm.sample``: PyMC's sampling time of a whole run (1000 tuning draws and 1000 draws, one
+  chain) over the iterations it ran: PyMC's per-draw machinery and the tuning included.
+
+    python benchmarks/bench_iteration.py
+    python benchmarks/bench_iteration.py --method moller
+    python benchmarks/bench_iteration.py --model gaussian --iterations 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+import pymc as pm
+from numba import njit
+
+import pymc_knn as pk
+from pymc_knn.kernels import mcmc
+
+
+@njit(cache=True)
+def _aux_loop(f, aux, c, beta, z, n, rng):
+    total = 0.0
+    for _ in range(n):
+        mcmc.auxiliary_draw(f, aux, c, beta, z, rng)
+        total += z[0]
+    return total
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--method", default="exchange", choices=["exchange", "moller", "pseudo"])
+    parser.add_argument("--model", default="symmetrised",
+                        choices=["symmetrised", "equal", "gaussian", "exponential", "ball"])
+    parser.add_argument("--iterations", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    X, y, *_ = pk.datasets.load_ripley("train")
+    knn = args.model in ("symmetrised", "equal")
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 4)
+        if knn:
+            k = pm.DiscreteUniform("k", 1, 125)
+            pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=args.model, observed=y)
+        else:
+            sigma = pm.Uniform("sigma", 0, 100)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=args.model, observed=y)
+        cls = {"exchange": pk.Exchange, "moller": pk.Moller,
+               "pseudo": pk.PseudoLikelihoodMetropolis}[args.method]
+        step = cls()
+        idata = pm.sample(draws=200, tune=1000, chains=1, cores=1, step=step, random_seed=1,
+                          progressbar=False, compute_convergence_checks=False)
+    its = int(idata.sample_stats["iterations"].values[0, 0])
+    b_last = float(idata.posterior["beta"].values[0, -1])
+    point = {"beta_interval__": np.asarray(np.log(b_last / (4 - b_last)))}
+    if knn:
+        point["k"] = np.asarray(idata.posterior["k"].values[0, -1])
+    else:
+        s_last = float(idata.posterior["sigma"].values[0, -1])
+        point["sigma_interval__"] = np.asarray(np.log(s_last / (100 - s_last)))
+    x = step.layout.to_x(point)
+    lp, b, theta = step.tractable.evaluate(x)
+    chain = step.chain
+    proposal = chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
+    rng = np.random.default_rng(0)
+    empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64)
+
+    def iterate():
+        mcmc.run_iterations(step.tractable.kernel_fn, x.copy(), np.array([lp, b, theta]),
+                            step.field, step.aux, proposal, chain.z, chain.plug_in,
+                            args.iterations, *empty, rng)
+
+    c = mcmc.coupling(step.field, theta, False)
+    z = y.astype(np.int64).copy()
+
+    def aux_draws():
+        _aux_loop(step.field, step.aux, c, b, z, args.iterations, rng)
+
+    iterate(), aux_draws()
+    t_it = best(iterate, args.repeat) / args.iterations
+    t_aux = best(aux_draws, args.repeat) / args.iterations
+    with model:
+        run = pm.sample(draws=1000, tune=1000, chains=1, cores=1, step=step, random_seed=2,
+                        progressbar=False, compute_convergence_checks=False,
+                        discard_tuned_samples=False)
+    total = int(run.sample_stats["iterations"].sum() + run.warmup_sample_stats["iterations"].sum())
+    t_per_iteration = run.sample_stats.attrs["sampling_time"] / total
+    print(f"{platform.machine()}, {platform.python_version()}; Ripley, {args.model}, "
+          f"{args.method}, beta = {b:.3f}, theta = {theta:.4g}, {its} iterations per draw, scaling "
+          f"{chain.adaptation.scale:.3f}, graph step {chain.adaptation.steps}")
+    print(f"auxiliary draw (10 SW sweeps): {t_aux * 1e6:7.1f} us")
+    print(f"iteration:                     {t_it * 1e6:7.1f} us   ratio {t_it / t_aux:.2f}")
+    print(f"pm.sample, per iteration:      {t_per_iteration * 1e6:7.1f} us   ratio "
+          f"{t_per_iteration / t_aux:.2f} (tuning and draws, {total} iterations)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Convergence diagnostics of a fit, with a warning when they fall short.
+
+PyMC's own check (``pm.sample(compute_convergence_checks=True)``, the default) logs its findings;
+:func:`check_convergence` returns them as a table and raises a :class:`ConvergenceWarning`, which
+the estimator and the command line use, so that a badly mixed fit is never silent.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+
+__all__ = ["MAX_R_HAT", "MIN_ESS_PER_CHAIN", "ConvergenceWarning", "check_convergence"]
+
+MAX_R_HAT = 1.01
+"""Largest acceptable rank-normalised split R-hat (Vehtari et al. 2021; PyMC's threshold)."""
+MIN_ESS_PER_CHAIN = 100
+"""Smallest acceptable bulk and tail effective sample size, per chain (PyMC's threshold)."""
+
+
+class ConvergenceWarning(_SklearnConvergenceWarning):
+    """The chains have not converged or mixed enough for their summaries to be trusted."""
+
+
+def check_convergence(idata, var_names=None, *, warn: bool = True):
+    """R-hat and effective sample sizes of the posterior, checked against PyMC's thresholds.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        With a ``posterior`` group.
+    var_names : list of str, optional
+        Default: every variable of the posterior.
+    warn : bool, default=True
+        Emit a :class:`ConvergenceWarning` naming the variables that fall short.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``az.summary(..., kind="diagnostics")``: ``mcse_mean``, ``mcse_sd``, ``ess_bulk``,
+        ``ess_tail`` and ``r_hat`` per variable (R-hat is NaN with one chain).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Shape validation failed")
+        table = az.summary(idata, var_names=var_names, kind="diagnostics")
+    chains = idata.posterior.sizes["chain"]
+    min_ess = MIN_ESS_PER_CHAIN * chains
+    problems = []
+    for name, row in table.iterrows():
+        if np.isfinite(row["r_hat"]) and row["r_hat"] > MAX_R_HAT:
+            problems.append(f"{name}: r_hat {row['r_hat']:.3f} > {MAX_R_HAT}")
+        for kind in ("ess_bulk", "ess_tail"):
+            if not row[kind] >= min_ess:
+                problems.append(f"{name}: {kind} {row[kind]:.0f} < {min_ess}")
+    if warn and problems:
+        warnings.warn(
+            "the chains have not converged or mixed enough (" + "; ".join(problems) + f"; "
+            f"{chains} chain(s)). Draw more (draws=, chains=), or look at the trace "
+            "(az.plot_trace) before trusting the results", ConvergenceWarning, stacklevel=2)
+    return table

@@ -1,0 +1,373 @@
+"""numba kernel: many Metropolis-Hastings iterations on the parameters of a Potts term.
+
+One call of :func:`run_iterations` runs ``n_iter`` iterations of the exchange algorithm
+(Murray et al. 2006; Friel and Pettitt 2011, section 4.2), of Møller et al.'s auxiliary-variable
+method (Cucala et al. 2009, section 3.4, ratio as corrected by Segerie and Peyrot, section 3.2) or
+of pseudo-likelihood Metropolis (Cucala et al. 2009, eq. 8): proposal, couplings at the proposed
+``k`` or ``sigma``, auxiliary draw, ratio and accept, with no return to Python in between. The
+step methods of :mod:`pymc_knn.step_methods` are thin adapters around it.
+
+The chain's position is a flat vector ``x`` of the model's value variables. Only the block
+coordinates move; the tractable part of the log posterior (priors, Jacobians, other terms) and
+the term's ``beta`` and ``theta`` come from ``logp(x, out) -> lp`` (``out[0] = beta``,
+``out[1] = theta``), a first-class numba function compiled from the PyMC model.
+
+Moves (each reversible on its own, mixed with a fixed probability, so the mixture is too):
+
+* beta move: the coordinates that leave the graph alone (beta's), ``x_b' = x_b + L eps``,
+  ``eps ~ N(0, I)``; the couplings are reused, so it costs one auxiliary draw and an energy;
+* graph move: one coordinate that moves ``k`` or ``sigma`` by ``d``, uniform on
+  ``{-r..r} \\ {0}`` cut to ``[lower, upper]`` for ``k`` (Hastings term
+  ``log |N(k)| - log |N(k')|``), Gaussian for a continuous one; beta's coordinates follow the
+  posterior's ridge, ``x_b' = x_b + slope * d``, a translation that the reverse move ``-d``
+  undoes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, types
+
+from .cftp import cftp_potts2
+from .energy import energy, local_fields, log_pl_derivatives
+from .enumeration import enumerated_draw
+from .gibbs import gibbs_sweeps
+from .structure import (csr_from_edges, dnn_row_cumulative, knn_csr, knn_edges, rows_energy,
+                        rows_to_edges)
+from .swendsen_wang import swendsen_wang_rows, swendsen_wang_sweeps
+
+EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
+SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
+KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
+BETA_MOVE, GRAPH_MOVE, NULL_MOVE = 0, 1, 2
+OK, PAST_BETA_MAX = 0, 1
+
+LOGP_SIGNATURE = types.float64(types.float64[::1], types.float64[::1])
+"""``logp(x, out) -> lp``: the tractable log density at ``x``; ``out[:2] = (beta, theta)``."""
+
+
+class Field(NamedTuple):
+    """The Potts field of one term, as arrays.
+
+    ``kind`` is ``KNN_SYMMETRISED``, ``KNN_EQUAL`` or ``DNN``. kNN fields use ``neighbours``
+    and ``reverse_rank`` (``n x k_max``) and ``energy_y[k - 1] = E_k(y)``; d-nn fields use each
+    point's others by distance, ``order`` (int32) and ``sorted_sq`` (``n x (n - 1)``),
+    ``dnn_kernel`` and ``epsilon``. The unused arrays are empty.
+    """
+
+    kind: int
+    neighbours: np.ndarray
+    reverse_rank: np.ndarray
+    order: np.ndarray
+    sorted_sq: np.ndarray
+    dnn_kernel: int
+    epsilon: float
+    class_weights: np.ndarray
+    y: np.ndarray
+    energy_y: np.ndarray
+    k_max: int
+    beta_max: float
+
+
+class Auxiliary(NamedTuple):
+    """The method and its auxiliary draws."""
+
+    method: int
+    sampler: int
+    sweeps: int
+    start_observed: bool
+    max_sweeps: int
+
+
+class Proposal(NamedTuple):
+    """Positions of the block's coordinates in ``x`` and the proposal's parameters.
+
+    ``free`` are the continuous coordinates that leave the graph alone (beta's); ``graph`` the
+    coordinates that move ``k`` or ``sigma``, each discrete (``k``: a uniform move of radius
+    ``step``, cut to ``[lower, upper]``) or continuous (a Gaussian move of sd ``step``).
+    """
+
+    free: np.ndarray  # int64 (dc,)
+    chol: np.ndarray  # (dc, dc): beta move x_free + chol @ eps
+    graph: np.ndarray  # int64 (dg,)
+    discrete: np.ndarray  # bool (dg,)
+    lower: np.ndarray  # int64 (dg,)
+    upper: np.ndarray  # int64 (dg,)
+    step: np.ndarray  # (dg,): radius (discrete) or sd (continuous)
+    slope: np.ndarray  # (dg, dc): ridge shift of the free coordinates per unit of a graph move
+    p_graph: float
+
+
+@njit(cache=True)
+def _empty_csr():
+    return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+
+
+@njit(cache=True)
+def coupling(f, theta, need_csr):
+    """The field's couplings at ``theta`` in a new array (see :func:`coupling_into`)."""
+    return coupling_into(f, theta, need_csr, np.empty(f.sorted_sq.shape))
+
+
+@njit(cache=True)
+def coupling_into(f, theta, need_csr, cumulative):
+    """The field's couplings at ``theta``: ``(src, dst, weight, uniform_weight, indptr, indices,
+    data, cumulative, energy_y)``.
+
+    kNN: the edge list, and the CSR when ``need_csr`` (Gibbs, CFTP, the pseudo-likelihood);
+    ``E(y)`` from the table of every k. d-nn: the running sums of the row-normalised weights in
+    each row's distance order, written into ``cumulative``, which is all Swendsen-Wang and the
+    energies need, and ``E(y)`` computed with them; the edge list and CSR are built only when
+    ``need_csr``.
+    """
+    n = f.y.size
+    indptr, indices, data = _empty_csr()
+    if f.kind == DNN:
+        ey = dnn_row_cumulative(f.sorted_sq, f.order, theta, f.dnn_kernel, f.epsilon,
+                                cumulative, f.y, f.class_weights)
+        if need_csr:
+            src, dst, weight = rows_to_edges(f.order, cumulative)
+            indptr, indices, data = csr_from_edges(n, src, dst, weight)
+        else:
+            src, dst, weight = indices, indices, data
+        return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey
+    k = int(theta)
+    equal = f.kind == KNN_EQUAL
+    src, dst, weight = knn_edges(f.neighbours, f.reverse_rank, k, equal)
+    if need_csr:
+        indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal)
+    return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative,
+            f.energy_y[k - 1])
+
+
+@njit(cache=True)
+def _energy(f, c, z):
+    if f.kind == DNN:
+        return rows_energy(f.order, c[7], z, f.class_weights)
+    return energy(c[0], c[1], c[2], z, f.class_weights)
+
+
+@njit(cache=True)
+def auxiliary_draw(f, aux, c, beta, z, rng):
+    """``z <- z ~ f(. | beta, theta)`` at couplings ``c``; returns ``(sweeps, exact)``."""
+    a = f.class_weights
+    if aux.start_observed:
+        z[:] = f.y
+    else:
+        for i in range(z.size):
+            z[i] = rng.integers(0, a.size)
+    if aux.sampler == SWENDSEN_WANG:
+        if f.kind == DNN:
+            swendsen_wang_rows(f.order, c[7], z, beta, a, aux.sweeps, rng)
+        else:
+            swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, a, aux.sweeps, rng)
+        return aux.sweeps, False
+    if aux.sampler == GIBBS:
+        gibbs_sweeps(c[4], c[5], c[6], z, beta, a, aux.sweeps, rng)
+        return aux.sweeps, False
+    if aux.sampler == CFTP:
+        seed = rng.integers(0, 9223372036854775807)
+        ok, used = cftp_potts2(c[4], c[5], c[6], z, beta, a, aux.max_sweeps, seed)
+        return used, ok
+    enumerated_draw(c[0], c[1], c[2], a, beta, z, rng.random())
+    return 0, True
+
+
+@njit(cache=True)
+def _log_pl(f, c, beta):
+    h = local_fields(c[4], c[5], c[6], f.y, f.class_weights)
+    return log_pl_derivatives(h, f.y, beta)[0]
+
+
+@njit(cache=True)
+def _valid(f, beta, theta):
+    if not (beta >= 0.0 and np.isfinite(beta) and np.isfinite(theta)):
+        return False
+    if f.kind == DNN:
+        return theta > 0.0
+    return theta == np.floor(theta) and 1.0 <= theta <= f.k_max
+
+
+@njit(cache=True)
+def n_moves(k, r, lower, upper):
+    """``|{k-r..k+r} \\ {k}|`` cut to ``[lower, upper]`` (``k`` itself lies in it)."""
+    return min(upper, k + r) - max(lower, k - r)
+
+
+@njit(cache=True)
+def propose(x, x1, p, rng):
+    """Write a proposal into ``x1``; returns ``(move type, log Hastings term)``."""
+    x1[:] = x
+    dc = p.free.size
+    dg = p.graph.size
+    if dg > 0 and (dc == 0 or rng.random() < p.p_graph):
+        j = rng.integers(0, dg) if dg > 1 else 0
+        pos = p.graph[j]
+        log_h = 0.0
+        if p.discrete[j]:
+            k = np.int64(x[pos])
+            r = np.int64(p.step[j])
+            count = n_moves(k, r, p.lower[j], p.upper[j])
+            if count == 0:
+                return NULL_MOVE, 0.0
+            k1 = max(p.lower[j], k - r) + rng.integers(0, count)
+            if k1 >= k:
+                k1 += 1
+            delta = float(k1 - k)
+            log_h = np.log(count) - np.log(n_moves(k1, r, p.lower[j], p.upper[j]))
+        else:
+            delta = p.step[j] * rng.standard_normal()
+        x1[pos] = x[pos] + delta
+        for i in range(dc):
+            x1[p.free[i]] += p.slope[j, i] * delta
+        return GRAPH_MOVE, log_h
+    eps = np.empty(dc)
+    for i in range(dc):
+        eps[i] = rng.standard_normal()
+    for i in range(dc):
+        step = 0.0
+        for m in range(i + 1):
+            step += p.chol[i, m] * eps[m]
+        x1[p.free[i]] += step
+    return BETA_MOVE, 0.0
+
+
+@njit(cache=True)
+def _record(trace, t, p, x, beta, theta):
+    trace[t, 0] = beta
+    trace[t, 1] = theta
+    for i in range(p.free.size):
+        trace[t, 2 + i] = x[p.free[i]]
+    for i in range(p.graph.size):
+        trace[t, 2 + p.free.size + i] = x[p.graph[i]]
+
+
+@njit(cache=True)
+def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept, cap, move,
+                   rng):
+    """Run ``n_iter`` iterations from ``x`` (updated in place).
+
+    Parameters
+    ----------
+    logp : first-class function of signature :data:`LOGP_SIGNATURE`
+    x : float64 array
+        The chain's position in value space.
+    state : float64 array (3,)
+        ``(lp, beta, theta)`` at ``x``; updated in place.
+    f, aux, p : Field, Auxiliary, Proposal
+    z : int64 array (n,)
+        Møller's auxiliary labels (in the chain's state); ``plug_in[2] == 0`` asks for a first
+        draw at the current parameters. Unused by the other methods.
+    plug_in : float64 array (3,)
+        Møller's ``(beta_hat, theta_hat, z is set)``.
+    trace, accept, cap, move : arrays with ``n_iter`` rows, or none
+        When given (tuning), the state after each iteration (``beta, theta`` and the block's
+        continuous then discrete coordinates), its acceptance probability, the acceptance
+        probability a move of size zero would have had (1, except for Møller, whose acceptance
+        is capped by the weights ``q(z | theta_hat) / q(z | theta)`` of the fresh and the kept
+        auxiliary labels) and the move type.
+
+    Returns
+    -------
+    status, n_accepted, accept_sum, sweeps_sum, n_inexact, aux_energy
+        ``status`` is ``PAST_BETA_MAX`` (the iteration stopped at a proposal past beta_max with
+        positive prior density, its beta in ``state[1]``) or ``OK``.
+    """
+    n = f.y.size
+    out = np.zeros(2)
+    x1 = np.empty_like(x)
+    z1 = np.empty(n, dtype=np.int64)
+    need_csr = aux.method == PSEUDO or aux.sampler != SWENDSEN_WANG
+    lp0, beta0, theta0 = state[0], state[1], state[2]
+    shape = f.sorted_sq.shape
+    slots = (np.empty(shape), np.empty(shape))
+    slot0 = 0  # d-nn: the weights of c0 live in slots[slot0], a proposal's in the other
+    c0 = coupling_into(f, theta0, need_csr, slots[0])
+    ey0 = c0[8]
+    pl0 = _log_pl(f, c0, beta0) if aux.method == PSEUDO else 0.0
+    if aux.method == MOLLER:
+        c_hat = coupling(f, plug_in[1], need_csr)
+        if plug_in[2] == 0.0:
+            auxiliary_draw(f, aux, c0, beta0, z, rng)
+            plug_in[2] = 1.0
+        ez_hat = _energy(f, c_hat, z)
+        ez0 = _energy(f, c0, z)
+    else:
+        c_hat = c0
+        ez_hat = 0.0
+        ez0 = 0.0
+    record = trace.shape[0] > 0
+    n_accepted = 0
+    accept_sum = 0.0
+    sweeps_sum = 0
+    n_inexact = 0
+    aux_energy = np.nan
+    lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
+    c1 = c0
+    for t in range(n_iter):
+        kind, log_h = propose(x, x1, p, rng)
+        zero_move = 1.0
+        if kind == NULL_MOVE:
+            alpha = 1.0
+            accepted = True
+        else:
+            lp1 = logp(x1, out)
+            beta1 = out[0]
+            theta1 = out[1]
+            log_alpha = -np.inf
+            if np.isfinite(lp1) and _valid(f, beta1, theta1):
+                if beta1 > f.beta_max:
+                    state[1] = beta1
+                    return PAST_BETA_MAX, n_accepted, accept_sum, sweeps_sum, n_inexact, aux_energy
+                c1 = c0 if theta1 == theta0 else coupling_into(f, theta1, need_csr,
+                                                                slots[1 - slot0])
+                ey1 = c1[8]
+                log_r = beta1 * ey1 - beta0 * ey0
+                if aux.method == PSEUDO:
+                    pl1 = _log_pl(f, c1, beta1)
+                    log_r = pl1 - pl0
+                else:
+                    used, exact = auxiliary_draw(f, aux, c1, beta1, z1, rng)
+                    sweeps_sum += used
+                    if not exact:
+                        n_inexact += 1
+                    ez1 = _energy(f, c1, z1)
+                    aux_energy = ez1
+                    if aux.method == EXCHANGE:
+                        ez1_at_0 = ez1 if theta1 == theta0 else _energy(f, c0, z1)
+                        log_r += beta0 * ez1_at_0 - beta1 * ez1
+                    else:
+                        ez1_hat = _energy(f, c_hat, z1)
+                        log_r += plug_in[0] * (ez1_hat - ez_hat) + beta0 * ez0 - beta1 * ez1
+                        if record:
+                            ez1_at_0 = ez1 if theta1 == theta0 else _energy(f, c0, z1)
+                            log_w = plug_in[0] * (ez1_hat - ez_hat) - beta0 * (ez1_at_0 - ez0)
+                            zero_move = np.exp(min(0.0, log_w))
+                log_alpha = lp1 - lp0 + log_h + log_r
+            alpha = np.exp(min(0.0, log_alpha))
+            accepted = np.log(rng.random()) < log_alpha
+            if accepted:
+                x[:] = x1
+                lp0, beta0 = lp1, beta1
+                if theta1 != theta0:
+                    c0 = c1
+                    theta0 = theta1
+                    slot0 = 1 - slot0
+                ey0 = ey1
+                if aux.method == PSEUDO:
+                    pl0 = pl1
+                elif aux.method == MOLLER:
+                    z[:] = z1
+                    ez0 = ez1
+                    ez_hat = ez1_hat
+        n_accepted += accepted
+        accept_sum += alpha
+        if record:
+            _record(trace, t, p, x, beta0, theta0)
+            accept[t] = alpha
+            cap[t] = zero_move
+            move[t] = kind
+    state[0], state[1], state[2] = lp0, beta0, theta0
+    return OK, n_accepted, accept_sum, sweeps_sum, n_inexact, aux_energy

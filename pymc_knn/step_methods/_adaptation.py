@@ -1,0 +1,216 @@
+"""Tuning of the Potts steps, during PyMC's tuning draws only.
+
+What is tuned, per chain:
+
+* the step of the beta move, by Robbins-Monro on the acceptance of beta moves alone;
+* the radius of the ``k`` move (or the sd of the ``sigma`` move), by Robbins-Monro on the
+  acceptance of graph moves alone;
+* in windows of doubling length (counted in iterations), the ridge beta follows when the graph
+  moves (the regression of beta's coordinates on ``k`` or ``sigma``) and, when several
+  coordinates move with beta, the shape of the beta move (the Cholesky factor of their
+  covariance given the graph coordinates, scaled to unit determinant: adaptive Metropolis,
+  Haario et al. 2001);
+* the number of iterations per stored draw, from the integrated autocorrelation time measured in
+  the latest window, so that a stored draw is worth about ``1 / TARGET_TAU`` of an independent
+  one.
+
+When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
+kernel, repeated: its stationary law is the posterior.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, Proposal
+
+TARGET_ACCEPT = 0.3
+"""Default acceptance rate aimed at by each move type (see docs/inference.md for the measurements)."""
+TARGET_TAU = 2.0
+"""Integrated autocorrelation time aimed at between stored draws (an ESS of half the draws)."""
+FIRST_WINDOW = 200
+"""Iterations in the first adaptation window; each later window is twice as long."""
+MIN_ACCEPTED = 10
+"""Accepted moves a window needs before its covariance is used."""
+MAX_LOG_SCALE = 10.0
+"""Bound on the log of the continuous step (value scale), for a posterior flat to the horizon."""
+
+
+def integrated_time(x) -> float:
+    """Integrated autocorrelation time of a series (Geyer's initial monotone sequence).
+
+    ``nan`` for a series that is constant or too short to say.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    if n < 8 or not np.ptp(x) > 0:
+        return math.nan
+    x = x - x.mean()
+    size = 1 << (2 * n - 1).bit_length()
+    f = np.fft.rfft(x, size)
+    acov = np.fft.irfft(f * np.conj(f), size)[:n]
+    rho = acov / acov[0]
+    pairs = rho[0 : 2 * (n // 2) : 2] + rho[1 : 2 * (n // 2) : 2]
+    negative = np.flatnonzero(pairs <= 0)
+    pairs = pairs[: negative[0] if negative.size else pairs.size]
+    return float(max(-1.0 + 2.0 * np.minimum.accumulate(pairs).sum(), 1.0))
+
+
+def iterations_for(tau: float, target: float = TARGET_TAU) -> int:
+    """Iterations between stored draws so that a chain of integrated time ``tau`` per iteration
+    has about ``target`` between draws (autocorrelation ``rho^m`` of an AR(1) chain)."""
+    if not np.isfinite(tau) or tau <= target:
+        return 1
+    rho = (tau - 1.0) / (tau + 1.0)
+    return max(1, math.ceil(math.log((target - 1.0) / (target + 1.0)) / math.log(rho)))
+
+
+@dataclass
+class Adaptation:
+    """The proposal's parameters and their tuning state, for one chain.
+
+    Parameters
+    ----------
+    n_free : int
+        Continuous coordinates that leave the graph alone (beta's).
+    graph_discrete : ndarray of bool
+        For each coordinate that moves the graph (``k`` or ``sigma``), whether it is discrete.
+    proposal_sd : float
+        Initial sd of the continuous moves on the value scale.
+    k_radius : float
+        Initial radius of the discrete moves.
+    max_radius : ndarray of int
+        Largest useful radius of each graph coordinate (ignored for continuous ones).
+    iterations : int
+        Initial (or, with ``adapt_iterations`` False, fixed) iterations per draw.
+    """
+
+    n_free: int
+    graph_discrete: np.ndarray
+    proposal_sd: float
+    k_radius: float
+    max_radius: np.ndarray
+    iterations: int = 1
+    adapt_iterations: bool = True
+    max_iterations: int = 1000
+    target_accept: float = TARGET_ACCEPT
+    log_scale: float = field(init=False)
+    log_step: np.ndarray = field(init=False)
+    shape: np.ndarray = field(init=False)
+    slope: np.ndarray = field(init=False)
+    tau: float = math.nan
+    window_length: int = FIRST_WINDOW
+    window_mean: np.ndarray | None = None
+    _window: list = field(default_factory=list)
+    _filled: int = 0
+    _updates: int = 0
+    _last_window_iterations: int = 0
+
+    def __post_init__(self):
+        self.graph_discrete = np.asarray(self.graph_discrete, dtype=bool)
+        self.log_scale = math.log(self.proposal_sd)
+        self.log_step = np.where(self.graph_discrete, math.log(self.k_radius),
+                                 math.log(self.proposal_sd))
+        self._max_log_step = np.where(self.graph_discrete,
+                                      np.log(np.maximum(self.max_radius, 1)), MAX_LOG_SCALE)
+        self.shape = np.eye(self.n_free)
+        self.slope = np.zeros((self.graph_discrete.size, self.n_free))
+
+    @property
+    def scale(self) -> float:
+        """The step of the beta move (value scale)."""
+        return math.exp(self.log_scale)
+
+    @property
+    def steps(self) -> np.ndarray:
+        """The step of each graph move: a radius (discrete) or an sd (continuous)."""
+        step = np.exp(self.log_step)
+        return np.where(self.graph_discrete, np.maximum(1.0, np.round(step)), step)
+
+    def proposal(self, free, graph, lower, upper) -> Proposal:
+        """The kernel's proposal at the current tuning state."""
+        dg = self.graph_discrete.size
+        p_graph = 0.5 if self.n_free and dg else float(dg > 0)
+        return Proposal(free, self.scale * self.shape, graph, self.graph_discrete, lower, upper,
+                        self.steps, self.slope, p_graph)
+
+    def observe(self, trace, accept, cap, move) -> bool:
+        """Tune on one draw's iterations: ``trace`` rows are ``(beta, theta, block...)``.
+
+        Each move type aims at ``target_accept`` times its acceptance cap (``cap``: what a move of
+        size zero would be accepted with; 1 but for Møller), so that a capped acceptance does
+        not shrink the step to nothing. Returns whether an adaptation window closed.
+        """
+        gain = (self._updates + 1.0) ** -0.6
+        self._updates += 1
+        for kind in (BETA_MOVE, GRAPH_MOVE):
+            mask = move == kind
+            if mask.any():
+                target = self.target_accept * float(cap[mask].mean())
+                step = gain * (float(accept[mask].mean()) - target)
+                if kind == BETA_MOVE:
+                    self.log_scale = min(self.log_scale + step, MAX_LOG_SCALE)
+                else:
+                    low = np.where(self.graph_discrete, 0.0, -np.inf)
+                    self.log_step = np.clip(self.log_step + step, low, self._max_log_step)
+        moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
+        self._window.append((trace.copy(), moved))
+        self._filled += len(trace)
+        if self._filled >= self.window_length:
+            self._close_window()
+            return True
+        return False
+
+    def _window_tau(self, block) -> float:
+        taus = [integrated_time(block[:, j]) for j in range(block.shape[1])]
+        taus = [t for t in taus if np.isfinite(t)]
+        return max(taus) if taus else math.nan
+
+    def _close_window(self) -> None:
+        rows = np.concatenate([b for b, _ in self._window])
+        accepted = sum(a for _, a in self._window)
+        self.window_mean = rows[:, :2].mean(axis=0)
+        block = rows[:, 2:]
+        self._learn_covariance(block, accepted)
+        self.tau = self._window_tau(block)
+        if self.adapt_iterations:
+            self.iterations = min(iterations_for(self.tau), self.max_iterations)
+        self._last_window_iterations = len(block)
+        self.window_length *= 2
+        self._window, self._filled, self._updates = [], 0, 0
+
+    def _learn_covariance(self, block, accepted) -> None:
+        """The ridge (regression of beta's coordinates on each graph coordinate) and the shape
+        of the beta move (their covariance given the graph coordinates)."""
+        dc, dg = self.n_free, self.graph_discrete.size
+        if accepted < MIN_ACCEPTED or len(block) < 2 * (dc + dg) + 2 or dc == 0:
+            return
+        cov = np.atleast_2d(np.cov(block, rowvar=False))
+        cc, cg, gg = cov[:dc, :dc], cov[:dc, dc:], cov[dc:, dc:]
+        var_g = np.diag(gg)
+        if dg and np.all(var_g > 0):
+            self.slope = (cg / var_g).T
+            cc = cc - cg @ np.linalg.pinv(gg) @ cg.T
+        if dc > 1 and np.all(np.diag(cc) > 0):
+            weight = accepted / (accepted + 20.0)
+            cc = weight * cc + (1 - weight) * np.diag(np.diag(cc))
+            try:
+                chol = np.linalg.cholesky(cc)
+            except np.linalg.LinAlgError:
+                return
+            self.shape = chol / np.exp(np.log(np.diag(chol)).mean())
+
+    def finish(self) -> None:
+        """End of tuning: the iterations per draw from the latest long-enough window."""
+        if not self.adapt_iterations or not self._window:
+            return
+        block = np.concatenate([b for b, _ in self._window])[:, 2:]
+        if len(block) >= max(FIRST_WINDOW, self._last_window_iterations // 2):
+            tau = self._window_tau(block)
+            if np.isfinite(tau):
+                self.tau = tau
+                self.iterations = min(iterations_for(tau), self.max_iterations)
+        self._window, self._filled, self._updates = [], 0, 0

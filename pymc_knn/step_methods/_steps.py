@@ -1,0 +1,578 @@
+"""The step methods: thin adapters between ``pm.sample`` and the numba iteration kernel."""
+
+from __future__ import annotations
+
+import contextvars
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pymc as pm
+from pymc.step_methods.arraystep import BlockedStep
+from pymc.step_methods.compound import Competence, StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_value_vars_from_user_vars
+from pytensor.graph.traversal import ancestors
+
+from .._validation import check_positive
+from ..distributions import potts_parameters, potts_terms
+from ..graphs import DNN_KERNELS
+from ..kernels import mcmc
+from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
+from ._adaptation import TARGET_ACCEPT, Adaptation
+from ._tractable import TractableLogp
+
+__all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "current_model"]
+
+MAX_ITERATIONS_PER_DRAW = 1000
+"""Default bound on the iterations per draw chosen during tuning."""
+START_JITTER = 0.2
+"""Half-width of the uniform jitter of a chain's start around the maximum pseudo-likelihood
+estimate (value scale of continuous variables; log scale of k)."""
+_SAMPLERS = {"swendsen_wang": mcmc.SWENDSEN_WANG, "gibbs": mcmc.GIBBS, "cftp": mcmc.CFTP,
+             "enumerate": mcmc.ENUMERATE}
+_NO_CUT = 1 << 62
+
+_MODEL: contextvars.ContextVar = contextvars.ContextVar("pymc_knn_model", default=None)
+
+
+def current_model():
+    """The model whose steps ``pm.sample`` is assigning (set by :mod:`pymc_knn.safety`)."""
+    return _MODEL.get()
+
+
+def _single_term(model, vars):
+    terms = potts_terms(model)
+    for rv in terms:
+        if rv not in model.observed_RVs:
+            raise ValueError(f"{rv.name}: a Potts term must be observed (observed=labels)")
+    owners = [t for t in terms if set(vars) & set(potts_parameters(model, t))]
+    if len(owners) != 1:
+        raise ValueError(
+            f"the variables {[v.name for v in vars]} must be parameters of exactly one PottsKNN or "
+            f"DistanceNN term; they belong to {len(owners)}"
+        )
+    return owners[0]
+
+
+def _field(term, y) -> mcmc.Field:
+    """The kernel's view of a :class:`pymc_knn.terms.PottsTerm`."""
+    g = term.graph
+    none_i = np.zeros((0, 0), dtype=np.int64)
+    none_order = np.zeros((0, 0), dtype=np.int32)
+    a = term.class_weights
+    beta_max = np.inf if term.beta_max is None else term.beta_max
+    if term.is_knn:
+        kind = mcmc.KNN_EQUAL if g.kind == "equal" else mcmc.KNN_SYMMETRISED
+        return mcmc.Field(kind, g.neighbours, g.reverse_rank, none_order, np.zeros((0, 0)), 0, 0.0,
+                          a, y, g.energy_all_k(y, a), g.k_max, beta_max)
+    order, sorted_sq = g.sorted_rows()
+    return mcmc.Field(mcmc.DNN, none_i, none_i, order, sorted_sq, DNN_KERNELS[g.kernel],
+                      g.epsilon, a, y, np.zeros(0), 0, beta_max)
+
+
+@dataclass
+class ChainState:
+    """What one chain carries from draw to draw (reset for every chain)."""
+
+    adaptation: Adaptation
+    z: np.ndarray
+    plug_in: np.ndarray  # Møller: (beta_hat, theta_hat, whether z is set)
+    started: bool = False
+    warned: bool = False
+
+
+@dataclass_state
+class PottsStepState(StepMethodState):
+    chain: Any = field(default=None)
+    tune: bool = True
+
+
+class PottsStep(BlockedStep):
+    """Shared adapter: variables, checks, the chain's start, tuning, the kernel call, stats.
+
+    Subclasses set ``name``, ``method`` (a kernel method code) and ``competence``.
+    """
+
+    default_blocked = True
+    _state_class = PottsStepState
+    method = mcmc.EXCHANGE
+    stats_dtypes_shapes = {
+        "accept": (np.float64, []),
+        "accepted": (np.float64, []),
+        "tune": (bool, []),
+        "iterations": (np.int64, []),
+        "scaling": (np.float64, []),
+        "graph_step": (np.float64, []),
+        "aux_sampler": (np.dtype("U16"), []),
+        "aux_sweeps": (np.float64, []),
+        "aux_exact": (bool, []),
+        "aux_energy": (np.float64, []),
+    }
+
+    def __init__(self, vars=None, *, model=None, blocked=True, initial_point=None,
+                 compile_kwargs=None, sampler="swendsen_wang", sweeps=10, start="observed",
+                 max_sweeps=CFTP_MAX_SWEEPS, proposal_sd=0.5, k_radius=None,
+                 iterations_per_draw=None, max_iterations_per_draw=MAX_ITERATIONS_PER_DRAW,
+                 target_accept=TARGET_ACCEPT, tune=True, rng=None):
+        model = pm.modelcontext(model)
+        if vars is None:
+            terms = potts_terms(model)
+            if len(terms) != 1:
+                raise ValueError("give vars=: the model has %d Potts terms" % len(terms))
+            vars = potts_parameters(model, terms[0])
+        vars = get_value_vars_from_user_vars(vars, model)
+        self.term_rv = _single_term(model, vars)
+        allowed = potts_parameters(model, self.term_rv)
+        stray = [v.name for v in vars if v not in allowed]
+        if stray:
+            raise ValueError(f"{stray} are not parameters of the Potts term {self.term_rv.name!r}")
+        self.vars = vars
+        self.term = self.term_rv.owner.op.term
+        self.y = np.asarray(model.rvs_to_values[self.term_rv].data, dtype=np.int64)
+        self.aux = self._auxiliary(sampler, sweeps, start, max_sweeps)
+        self.proposal_sd = check_positive(proposal_sd, "proposal_sd")
+        self.k_radius = self._check_k_radius(k_radius)
+        self.iterations_per_draw = _check_count(iterations_per_draw, "iterations_per_draw")
+        self.max_iterations_per_draw = _check_count(max_iterations_per_draw,
+                                                    "max_iterations_per_draw")
+        if not 0.0 < float(target_accept) < 1.0:
+            raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
+        self.target_accept = float(target_accept)
+        self.tune = self.adapt = bool(tune)
+        self.rng = np.random.default_rng(rng)
+        point = model.initial_point() if initial_point is None else initial_point
+        self._default = {v.name: np.asarray(point[v.name]) for v in vars}
+        self.tractable = TractableLogp(model, self.term_rv, vars, point)
+        self.layout = self.tractable.layout
+        self._positions(model)
+        self.field = _field(self.term, self.y)
+        if self.term.is_knn:
+            self._check_k_prior(point)
+        if self.term.beta_max is not None:
+            self._check_beta_prior(model, point)
+        self._start_vars = self._start_variables(model)
+        self._mple_cache = None
+        self.chain = self._new_chain()
+
+    # -- construction ---------------------------------------------------------------------
+
+    def _auxiliary(self, sampler, sweeps, start, max_sweeps) -> mcmc.Auxiliary:
+        self.sampler = self.term.check_sampler(sampler)
+        if start not in ("observed", "random"):
+            raise ValueError(f"start must be 'observed' or 'random', got {start!r}")
+        self.start = start
+        self.sweeps = _check_count(sweeps, "sweeps")
+        self.max_sweeps = _check_count(max_sweeps, "max_sweeps")
+        return mcmc.Auxiliary(self.method, _SAMPLERS[sampler], self.sweeps, start == "observed",
+                              self.max_sweeps)
+
+    def _check_k_radius(self, k_radius):
+        if k_radius is None:
+            return max(1, round(self.term.graph.k_max / 20)) if self.term.is_knn else 1
+        if isinstance(k_radius, bool) or not float(k_radius).is_integer() or k_radius < 1:
+            raise ValueError(f"k_radius must be an integer >= 1, got {k_radius!r}")
+        return int(k_radius)
+
+    def _positions(self, model):
+        """Where the block's coordinates sit in ``x``: beta's (continuous, leaving the graph
+        alone) and the graph's (any that ``k`` or ``sigma`` depends on, and any discrete one),
+        with the cut of each discrete move: ``[1, k_max]`` for a ``k`` that is the term's own
+        input, none otherwise."""
+        theta_rv = self.term_rv.owner.inputs[3]
+        moves_graph = set(ancestors([theta_rv]))
+        free, graph, discrete, lower, upper = [], [], [], [], []
+        for v, sl in zip(self.vars, self.layout.slices):
+            idx = list(range(sl.start, sl.stop))
+            rv = model.values_to_rvs[v]
+            is_int = v.dtype.startswith("int")
+            if not is_int and rv not in moves_graph:
+                free += idx
+                continue
+            direct = is_int and self.term.is_knn and rv is theta_rv
+            graph += idx
+            discrete += [is_int] * len(idx)
+            lower += [1 if direct else -_NO_CUT] * len(idx)
+            upper += [self.term.graph.k_max if direct else _NO_CUT] * len(idx)
+        as_int = lambda a: np.asarray(a, dtype=np.int64)  # noqa: E731
+        self._free, self._graph = as_int(free), as_int(graph)
+        self._discrete = np.asarray(discrete, dtype=bool)
+        self._lower, self._upper = as_int(lower), as_int(upper)
+
+    def _new_chain(self) -> ChainState:
+        adaptation = Adaptation(
+            self._free.size, self._discrete, self.proposal_sd, self.k_radius,
+            np.minimum(self._upper - self._lower, 1 << 20),
+            iterations=self.iterations_per_draw or 1,
+            adapt_iterations=self.iterations_per_draw is None,
+            max_iterations=self.max_iterations_per_draw, target_accept=self.target_accept)
+        return ChainState(adaptation, self.y.copy(), np.zeros(3))
+
+    def _eval_at(self, point):
+        return self.tractable.evaluate(self.layout.to_x(point))
+
+    def _check_k_prior(self, point):
+        """A prior on k must not put mass beyond k_max: the cut would silently truncate it."""
+        K = self.term.graph.k_max
+        for v in self.vars:
+            if not v.dtype.startswith("int"):
+                continue
+            lp, _, theta = self._eval_at({**point, v.name: np.asarray(K + 1, dtype=v.dtype)})
+            if np.isfinite(lp) and theta == K + 1:
+                raise ValueError(
+                    f"the prior of {v.name} allows k = {K + 1} > k_max = {K} (the smallest observed "
+                    f"class size bounds k, Cucala et al. 2009, section 3): give it an upper bound "
+                    f"<= {K}, e.g. pm.DiscreteUniform({v.name!r}, 1, {K})"
+                )
+
+    def _check_beta_prior(self, model, point):
+        """When beta is a free variable, its prior must not reach past the term's beta_max."""
+        beta_rv = self.term_rv.owner.inputs[2]
+        if beta_rv not in model.free_RVs:
+            return  # an expression: checked on every proposal instead
+        value_var = model.rvs_to_values[beta_rv]
+        beyond = np.asarray(self.term.beta_max * (1 + 1e-6) + 1e-9)
+        transform = model.rvs_to_transforms.get(beta_rv)
+        if transform is not None:
+            beyond = transform.forward(beyond, *beta_rv.owner.inputs).eval()
+        if np.all(np.isfinite(beyond)):
+            lp, beta, _ = self._eval_at({**point, value_var.name: beyond})
+            if np.isfinite(lp):
+                raise self._beta_error(beta)
+
+    def _beta_error(self, beta):
+        return ValueError(
+            f"the prior of beta reaches past beta_max = {self.term.beta_max:g} (here beta = "
+            f"{float(beta):.4g} has positive prior density): beyond beta_max the field is frozen "
+            f"in one class and its auxiliary draws break down (Cucala et al. 2009, section 3). "
+            f"Bound the prior, e.g. pm.Uniform('beta', 0, {self.term.beta_max:g})"
+        )
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.INCOMPATIBLE
+
+    # -- the start of a chain -------------------------------------------------------------
+
+    def mple(self, beta_upper: float = 4.0):
+        """The maximum pseudo-likelihood estimate ``(beta, theta)`` of the observed labels."""
+        if self._mple_cache is None or self._mple_cache[0] != beta_upper:
+            self._mple_cache = (beta_upper, self.term.max_pseudo_likelihood(self.y, beta_upper))
+        return self._mple_cache[1]
+
+    def _start_variables(self, model):
+        """The block's scalar variables that are the term's beta or theta themselves."""
+        out = []
+        for v, sl in zip(self.vars, self.layout.slices):
+            rv = model.values_to_rvs[v]
+            for role, term_input in enumerate(self.term_rv.owner.inputs[2:]):
+                if rv is term_input and sl.stop - sl.start == 1:
+                    out.append((v.name, sl, role, rv, model.rvs_to_transforms.get(rv)))
+        return out
+
+    def _start_values(self):
+        """The maximum pseudo-likelihood estimate on the value scale of each start variable."""
+        if not hasattr(self, "_start_cache"):
+            upper = self.term.beta_max if self.term.beta_max is not None else 4.0
+            mple = self.mple(upper)
+            self._start_cache = {}
+            for name, _, role, rv, transform in self._start_vars:
+                value = np.asarray(mple[role], dtype=float)
+                try:
+                    if transform is not None:
+                        value = transform.forward(value, *rv.owner.inputs).eval()
+                except Exception:  # noqa: BLE001 - a transform that needs other variables
+                    continue
+                self._start_cache[name] = float(value)
+        return self._start_cache
+
+    def _start(self, x):
+        """``x`` with the block's variables that sit at the model's default initial value moved
+        near the maximum pseudo-likelihood estimate, jittered per chain (the default start, the
+        support point, may lie far out in the tails; custom steps get no jitter from PyMC)."""
+        values = self._start_values()
+        new = x.copy()
+        for name, sl, _, _, _ in self._start_vars:
+            if name not in values or not np.array_equal(x[sl], np.ravel(self._default[name])):
+                continue
+            u = self.rng.uniform(-START_JITTER, START_JITTER)
+            if self.layout.dtypes[self.layout.names.index(name)].startswith("int"):
+                new[sl] = max(1, round(values[name] * np.exp(u)))
+            else:
+                new[sl] = values[name] + u
+        lp, beta, theta = self.tractable.evaluate(new)
+        ok = np.isfinite(lp) and mcmc._valid(self.field, beta, theta) and beta <= self.field.beta_max
+        return new if ok else x
+
+    # -- tuning ---------------------------------------------------------------------------
+
+    def reset_tuning(self):
+        self.chain = self._new_chain()
+
+    def stop_tuning(self):
+        chain = self.chain
+        if self.tune and self.adapt:
+            chain.adaptation.finish()
+            a = chain.adaptation
+            if a.adapt_iterations and a.iterations >= a.max_iterations:
+                warnings.warn(
+                    f"{type(self).__name__}: the chain mixes slowly (integrated autocorrelation "
+                    f"time {a.tau:.0f} iterations); the iterations per draw stopped at "
+                    f"max_iterations_per_draw={a.max_iterations}, so the draws are correlated. "
+                    "Raise it, or draw more", UserWarning, stacklevel=2)
+        self.tune = False
+
+    def _window_closed(self, chain):
+        """Hook run when an adaptation window closes (Møller moves its plug-in)."""
+
+    # -- one draw -------------------------------------------------------------------------
+
+    def step(self, point):
+        chain = self.chain
+        x = self.layout.to_x(point)
+        tuning = self.tune and self.adapt
+        if tuning and not chain.started:
+            chain.started = True
+            x = self._start(x)
+        lp, beta, theta = self.tractable.evaluate(x)
+        self._check_position(lp, beta, theta)
+        state = np.array([lp, beta, theta])
+        a = chain.adaptation
+        m = a.iterations
+        rows = m if tuning else 0
+        trace = np.empty((rows, 2 + self._free.size + self._graph.size))
+        accept = np.empty(rows)
+        cap = np.empty(rows)
+        move = np.empty(rows, dtype=np.int64)
+        proposal = a.proposal(self._free, self._graph, self._lower, self._upper)
+        status, n_acc, acc_sum, sweeps, n_inexact, aux_energy = mcmc.run_iterations(
+            self.tractable.kernel_fn, x, state, self.field, self.aux, proposal, chain.z,
+            chain.plug_in, m, trace, accept, cap, move, self.rng)
+        if status == mcmc.PAST_BETA_MAX:
+            raise self._beta_error(state[1])
+        if n_inexact and self.sampler == "cftp" and not chain.warned:
+            warn_not_exact(type(self).__name__, self.max_sweeps)
+            chain.warned = True
+        stats = {
+            "accept": acc_sum / m,
+            "accepted": n_acc / m,
+            "tune": self.tune,
+            "iterations": m,
+            "scaling": a.scale if self._free.size else 0.0,
+            "graph_step": float(proposal.step[0]) if self._graph.size else 0.0,
+            **self._aux_stats(m, sweeps, n_inexact, aux_energy),
+        }
+        if tuning and a.observe(trace, accept, cap, move):
+            self._window_closed(chain)
+        return self.layout.update(point, x, self._default), [stats]
+
+    def _aux_stats(self, m, sweeps, n_inexact, aux_energy):
+        exact = self.sampler in ("cftp", "enumerate") and n_inexact == 0
+        return {"aux_sampler": self.sampler, "aux_sweeps": sweeps / m, "aux_exact": exact,
+                "aux_energy": aux_energy}
+
+    def _check_position(self, lp, beta, theta):
+        if not np.isfinite(lp):
+            raise ValueError(
+                f"{type(self).__name__}: the chain's position has zero prior density (log "
+                f"density {lp}); give initvals inside the priors' support")
+        if not mcmc._valid(self.field, beta, theta):
+            name = "k" if self.term.is_knn else "sigma"
+            bound = f"an integer in 1..{self.term.graph.k_max}" if self.term.is_knn else "> 0"
+            raise ValueError(
+                f"{type(self).__name__}: the Potts term's parameters at the chain's position are "
+                f"outside their range (beta = {beta:g} must be >= 0, {name} = {theta:g} must be "
+                f"{bound}); give initvals inside it")
+        if beta > self.field.beta_max:
+            raise self._beta_error(beta)
+
+
+def _check_count(value, name):
+    """``None`` or an integer >= 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+_PARAMETERS = """
+    Parameters
+    ----------
+    vars : list, optional
+        The Potts term's parameters (default: all of them).
+    sampler : {"swendsen_wang", "gibbs", "cftp", "enumerate"}, default="swendsen_wang"
+        Auxiliary sampler. "cftp" (two classes) and "enumerate" (a dozen points) are exact; the
+        others run ``sweeps`` sweeps from ``start`` and are approximate.
+    sweeps : int, default=10
+        Sweeps of an approximate auxiliary draw.
+    start : {"observed", "random"}, default="observed"
+        Where an approximate auxiliary chain starts: the observed labels or uniform labels.
+    max_sweeps : int, default=16384
+        CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
+        ``aux_exact = False`` in sample_stats.
+    proposal_sd : float, default=0.5
+        Initial sd of the continuous random walk on the value (transformed) scale.
+    k_radius : int, optional
+        Initial radius of the ``k`` move; default ``max(1, round(k_max / 20))``.
+    iterations_per_draw : int, optional
+        Metropolis-Hastings iterations between stored draws; default: chosen during tuning from
+        the measured autocorrelation, so that a stored draw is worth about half an independent
+        one.
+    max_iterations_per_draw : int, default=1000
+        Bound on the iterations per draw chosen during tuning (a warning says when it is met).
+    target_accept : float, default=0.3
+        Acceptance rate aimed at by the tuning of each move type.
+    tune : bool, default=True
+        Adapt the proposal and the iterations per draw during pm.sample's tuning draws; False
+        keeps ``proposal_sd``, ``k_radius`` and ``iterations_per_draw`` (default 1) fixed.
+
+    Notes
+    -----
+    Moves (see docs/inference.md): with probability 1/2 the continuous parameters move by a
+    Gaussian random walk whose covariance is learned during tuning (adaptive Metropolis, with
+    ``k`` fixed), otherwise ``k`` moves uniformly within the radius, cut to ``1..k_max`` with its
+    Hastings term, and the continuous parameters follow the posterior's ridge (their regression
+    on ``k``). Everything adapts during tuning only, so the chain after tuning has the exact
+    posterior as its stationary law (given exact auxiliary draws). sample_stats: ``accept``
+    (mean acceptance probability of the draw's iterations), ``accepted`` (their fraction
+    accepted), ``iterations``, ``scaling`` (the beta move's step), ``graph_step`` (the radius of
+    the ``k`` move or the sd of the ``sigma`` move), ``tune``, and
+    ``aux_sampler``, ``aux_sweeps`` (mean per auxiliary draw), ``aux_exact`` (every auxiliary
+    draw of the iteration exact), ``aux_energy`` (of the last auxiliary draw).
+"""
+
+
+def _is_potts_parameter(rv) -> bool:
+    """Whether a model's free RV feeds the beta or theta of one of its Potts terms."""
+    try:
+        model = pm.modelcontext(None)
+    except TypeError:
+        model = current_model()
+    if model is None:
+        return False
+    return any(rv in set(ancestors(term.owner.inputs[2:])) for term in potts_terms(model))
+
+
+class Exchange(PottsStep):
+    __doc__ = """The exchange algorithm for ``(beta, k)`` or ``(beta, sigma)`` of a Potts term.
+
+    Murray, Ghahramani and MacKay (2006); Friel and Pettitt (2011), section 4.2. Acceptance ratio,
+    with ``z ~ f(. | theta')`` drawn by the auxiliary sampler::
+
+        q(y|theta') pi(theta') q(z|theta) h(theta|theta') / [q(y|theta) pi(theta) q(z|theta') h(theta'|theta)]
+    """ + _PARAMETERS
+
+    name = "exchange"
+    method = mcmc.EXCHANGE
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.IDEAL if _is_potts_parameter(var) else Competence.INCOMPATIBLE
+
+
+class Moller(PottsStep):
+    __doc__ = """The auxiliary-variable method of Møller et al. (2006) for a Potts term's parameters.
+
+    The chain runs on ``(theta, z)``: ``z`` lives in the step's state, with the artificial target
+    ``g(z) = q(z | theta_hat) / Z(theta_hat)`` at a plug-in ``theta_hat = (beta_hat, k_hat)``
+    (Cucala et al. 2009, section 3.4). A proposal ``(theta', z')`` draws ``z' ~ f(. | theta')`` and
+    is accepted with the ratio as corrected by Segerie and Peyrot (section 3.2)::
+
+        q(y|theta') pi(theta') q(z'|theta_hat) q(z|theta) h(theta|theta')
+        ------------------------------------------------------------------
+        q(y|theta)  pi(theta)  q(z|theta_hat)  q(z'|theta') h(theta'|theta)
+
+    The plug-in starts at the maximum pseudo-likelihood estimate (or ``plug_in``) and, when
+    ``adapt_plug_in``, is replaced during tuning, at the end of every adaptation window, by the
+    window's mean (``k_hat`` rounded); it is fixed after tuning (Cucala et al., section 4).
+    Whatever the plug-in, ``theta``'s stationary law is the exact posterior when the auxiliary
+    draws are exact; a poor plug-in only slows mixing (their Fig. 8). The plug-in in use is
+    reported as ``plug_in_beta`` and ``plug_in_theta`` in sample_stats.
+    """ + _PARAMETERS + """    plug_in : tuple (beta_hat, theta_hat), optional
+        The starting plug-in; default the maximum pseudo-likelihood estimate with beta in
+        ``[0, plug_in_beta_max]``.
+    adapt_plug_in : bool, default=True
+        Update the plug-in during tuning.
+    plug_in_beta_max : float, default=4.0
+        Upper end of the pseudo-likelihood search for ``beta_hat``.
+    """
+
+    name = "moller"
+    method = mcmc.MOLLER
+    stats_dtypes_shapes = {
+        **PottsStep.stats_dtypes_shapes,
+        "plug_in_beta": (np.float64, []),
+        "plug_in_theta": (np.float64, []),
+    }
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.PREFERRED if _is_potts_parameter(var) else Competence.INCOMPATIBLE
+
+    def __init__(self, vars=None, *, plug_in=None, adapt_plug_in=True, plug_in_beta_max=4.0,
+                 **kwargs):
+        super().__init__(vars, **kwargs)
+        if plug_in is None:
+            plug_in = self.mple(check_positive(plug_in_beta_max, "plug_in_beta_max"))
+        self._plug_in0 = self._check_plug_in(plug_in)
+        self.adapt_plug_in = bool(adapt_plug_in)
+        self.chain = self._new_chain()
+
+    @property
+    def plug_in(self):
+        """The plug-in ``(beta_hat, theta_hat)`` of the current chain."""
+        beta, theta = self.chain.plug_in[:2]
+        return float(beta), (int(theta) if self.term.is_knn else float(theta))
+
+    def _check_plug_in(self, plug_in):
+        try:
+            beta, theta = plug_in
+        except (TypeError, ValueError):
+            raise ValueError(f"plug_in must be a pair (beta_hat, theta_hat), got {plug_in!r}")
+        beta = float(beta)
+        if not np.isfinite(beta) or beta < 0:
+            raise ValueError(f"plug_in beta_hat must be finite and >= 0, got {beta!r}")
+        if self.term.is_knn:
+            theta = self.term.graph.check_k(theta)
+        else:
+            theta = check_positive(theta, "plug_in sigma_hat")
+        return beta, theta
+
+    def _new_chain(self) -> ChainState:
+        chain = super()._new_chain()
+        if hasattr(self, "_plug_in0"):
+            chain.plug_in[:2] = self._plug_in0
+        return chain
+
+    def _window_closed(self, chain):
+        if self.adapt_plug_in and chain.adaptation.window_mean is not None:
+            beta, theta = chain.adaptation.window_mean
+            chain.plug_in[:2] = (beta, round(theta) if self.term.is_knn else theta)
+
+    def step(self, point):
+        point, stats = super().step(point)
+        stats[0].update(plug_in_beta=float(self.chain.plug_in[0]),
+                        plug_in_theta=float(self.chain.plug_in[1]))
+        return point, stats
+
+
+class PseudoLikelihoodMetropolis(PottsStep):
+    """Random-walk Metropolis on the pseudo-posterior (Cucala et al. 2009, eq. 8).
+
+    The likelihood is replaced by the product of the full conditionals. Fast, but biased: its
+    posterior is not the model's (Cucala et al., section 3.5). Parameters, moves and tuning as
+    for :class:`Exchange`, without the auxiliary ones.
+    """
+
+    name = "pseudo_likelihood_metropolis"
+    method = mcmc.PSEUDO
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.COMPATIBLE if _is_potts_parameter(var) else Competence.INCOMPATIBLE
+
+    def _aux_stats(self, m, sweeps, n_inexact, aux_energy):
+        return {"aux_sampler": "none", "aux_sweeps": 0.0, "aux_exact": True,
+                "aux_energy": np.nan}

@@ -1,0 +1,134 @@
+"""The tuning rules of the Potts steps (pymc_knn.step_methods._adaptation), on synthetic traces."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pymc_knn.kernels.mcmc import BETA_MOVE, GRAPH_MOVE
+from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
+from pymc_knn.step_methods._adaptation import FIRST_WINDOW, Adaptation
+
+
+def ar1(rho, n, rng):
+    x = np.empty(n)
+    x[0] = rng.normal()
+    e = rng.normal(size=n) * math.sqrt(1 - rho**2)
+    for t in range(1, n):
+        x[t] = rho * x[t - 1] + e[t]
+    return x
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, 0.9, 0.98])
+def test_integrated_time_of_an_ar1_chain(rho, rng):
+    exact = (1 + rho) / (1 - rho)
+    estimates = [integrated_time(ar1(rho, 20000, rng)) for _ in range(5)]
+    assert np.mean(estimates) == pytest.approx(exact, rel=0.15)
+
+
+def test_integrated_time_is_nan_when_it_cannot_say():
+    assert math.isnan(integrated_time(np.ones(100)))
+    assert math.isnan(integrated_time([1.0, 2.0]))
+
+
+def test_iterations_for_reaches_the_target_between_draws(rng):
+    assert iterations_for(1.5) == 1 and iterations_for(math.nan) == 1
+    for tau in (3.0, 10.0, 50.0):
+        m = iterations_for(tau)
+        rho = (tau - 1) / (tau + 1)
+        thinned = (1 + rho**m) / (1 - rho**m)
+        assert thinned <= TARGET_TAU < (1 + rho ** (m - 1)) / (1 - rho ** (m - 1))
+    x = ar1(0.9, 200000, rng)  # tau 19
+    m = iterations_for(19.0)
+    assert integrated_time(x[::m]) == pytest.approx(TARGET_TAU, rel=0.2)
+
+
+def observe(a, trace, acc, cap=None, move=BETA_MOVE):
+    n = len(trace)
+    cap = np.ones(n) if cap is None else np.full(n, cap)
+    return a.observe(trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64))
+
+
+def rows(block, rng):
+    """Trace rows (beta, theta, block...) with a state change at every row."""
+    return np.column_stack([rng.random(len(block)), rng.random(len(block)), block])
+
+
+def adaptation(n_free=1, graph=(True,), **kwargs):
+    return Adaptation(n_free, np.array(graph, bool), proposal_sd=0.5, k_radius=4.0,
+                      max_radius=np.full(len(graph), 100), **kwargs)
+
+
+def test_steps_follow_their_own_acceptance(rng):
+    a = adaptation(graph=(True, False))  # k and a continuous graph coordinate
+    scale0, steps0 = a.scale, a.steps.copy()
+    np.testing.assert_array_equal(steps0, [4.0, 0.5])
+    for _ in range(20):
+        observe(a, rows(rng.normal(size=(5, 3)), rng), acc=0.05, move=BETA_MOVE)
+    assert a.scale < scale0 and (a.steps == steps0).all()  # graph moves were not seen
+    for _ in range(20):
+        observe(a, rows(rng.normal(size=(5, 3)), rng), acc=0.9, move=GRAPH_MOVE)
+    assert (a.steps > steps0).all() and a.steps[0] == round(a.steps[0])
+
+
+def test_the_radius_stays_within_its_bounds(rng):
+    a = adaptation()
+    for _ in range(500):
+        observe(a, rows(rng.normal(size=(2, 2)), rng), acc=1.0, move=GRAPH_MOVE)
+    assert a.steps[0] == 100  # max_radius
+    for _ in range(500):
+        observe(a, rows(rng.normal(size=(2, 2)), rng), acc=0.0, move=GRAPH_MOVE)
+    assert a.steps[0] == 1
+
+
+def test_a_capped_acceptance_does_not_shrink_the_step(rng):
+    """Møller's acceptance is capped by the auxiliary weights: at 0.05 against a cap of 0.1 the
+    step must grow (target 0.3 x 0.1), where an uncapped step would shrink."""
+    capped = adaptation(graph=())
+    plain = adaptation(graph=())
+    for _ in range(50):
+        observe(capped, rows(rng.normal(size=(4, 1)), rng), acc=0.05, cap=0.1)
+        observe(plain, rows(rng.normal(size=(4, 1)), rng), acc=0.05)
+    assert capped.scale > 0.5 > plain.scale
+
+
+def test_a_window_learns_the_shape_the_ridge_and_the_iterations(rng):
+    """Beta's coordinates (u, v) correlated with k: the slope is their regression on k, the
+    shape the Cholesky factor of their covariance given k, scaled to unit determinant."""
+    n = FIRST_WINDOW
+    k = rng.integers(1, 30, size=n).astype(float)
+    u = 0.1 * k + rng.normal(size=n)
+    v = 0.5 * u + 0.2 * rng.normal(size=n)
+    a = adaptation(n_free=2)
+    closed = [observe(a, rows(np.column_stack([u, v, k])[i:i + 20], rng), acc=0.3)
+              for i in range(0, n, 20)]
+    assert closed == [False] * 9 + [True]
+    assert a.window_length == 2 * FIRST_WINDOW
+    np.testing.assert_allclose(a.slope[0], [0.1, 0.05], atol=0.03)
+    assert abs(np.prod(np.diag(a.shape)) - 1) < 1e-12
+    r = a.shape[1, 0] / math.hypot(a.shape[1, 0], a.shape[1, 1])  # correlation of (u, v)
+    assert 0.8 < r < 0.95  # 0.93, shrunk towards 0 by the few accepted moves: 0.84
+    assert a.iterations == 1  # independent rows
+
+
+def test_fixed_iterations_stay_fixed(rng):
+    a = adaptation(graph=(), iterations=7, adapt_iterations=False)
+    x = ar1(0.95, 4 * FIRST_WINDOW, rng)[:, None]
+    for i in range(0, len(x), 50):
+        observe(a, rows(x[i:i + 50], rng), acc=0.3)
+    a.finish()
+    assert a.iterations == 7
+
+
+def test_iterations_follow_the_autocorrelation_and_stop_at_the_bound(rng):
+    x = ar1(0.95, 8 * FIRST_WINDOW, rng)[:, None]  # tau 39
+    a = adaptation(graph=())
+    for i in range(0, len(x), 50):
+        observe(a, rows(x[i:i + 50], rng), acc=0.3)
+    a.finish()
+    assert 12 <= a.iterations <= 40  # iterations_for(39) = 22
+    capped = adaptation(graph=(), max_iterations=5)
+    for i in range(0, len(x), 50):
+        observe(capped, rows(x[i:i + 50], rng), acc=0.3)
+    capped.finish()
+    assert capped.iterations == 5
