@@ -97,7 +97,7 @@ def fit(data, model, seed, method, chains, cores):
                               compute_convergence_checks=False, **kwargs)
         wall = time.perf_counter() - t0
     names = [v for v in idata.posterior.data_vars]
-    summ = az.summary(idata, var_names=names, kind="diagnostics")
+    summ = az.summary(idata, var_names=names, kind="diagnostics", round_to="none")
     ss = idata.sample_stats
     row = {
         "data": data, "n": len(y), "p": X.shape[1], "G": int(y.max() + 1), "model": model,

@@ -36,7 +36,8 @@ def main() -> None:
     p.add_argument("--tune", type=int, default=5_000)
     p.add_argument("--standardize", action="store_true")
     p.add_argument("--k-radius", type=int, default=None,
-                   help="the k proposal's radius (default: the step's, max(3, k_max // 5))")
+                   help="the k proposal's initial radius (default: the step's, "
+                        "max(1, round(k_max / 20)))")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args()
 

@@ -1,7 +1,8 @@
 """Cost of one exchange iteration against one auxiliary draw, measured in the same run (issue 12).
 
 Ripley's training set (250 points, standardised), ``beta ~ U(0, 4)``, ``k ~ U{1..125}`` (or
-``--model gaussian|exponential|ball``: ``sigma ~ U(0, 100)``), the default step (``pk.Exchange``: Swendsen-Wang, 10 sweeps from the observed labels). The chain is
+``--model gaussian|exponential|ball``: ``sigma ~ U(0, 100)``), the default step (``pk.Exchange``:
+Swendsen-Wang, 10 sweeps from the observed labels). The chain is
 first run to the posterior (one ``pm.sample`` tuning); then, best of ``--repeat``:
 
 * ``iteration``: ``run_iterations`` for ``--iterations`` iterations (proposal, couplings at a

@@ -62,7 +62,7 @@ def fit(data, variant, seed):
             wall = time.perf_counter() - t0
     finally:
         _adaptation.Adaptation._learn_covariance = learn
-    summ = az.summary(idata, var_names=["beta", "k"], kind="diagnostics")
+    summ = az.summary(idata, var_names=["beta", "k"], kind="diagnostics", round_to="none")
     ess = float(summ["ess_bulk"].min())
     return {"data": data, "variant": variant, "seed": seed, "wall": round(wall, 2),
             "ess_beta": float(summ.loc["beta", "ess_bulk"]), "ess_k": float(summ.loc["k", "ess_bulk"]),

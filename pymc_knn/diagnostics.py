@@ -40,12 +40,12 @@ def check_convergence(idata, var_names=None, *, warn: bool = True):
     Returns
     -------
     pandas.DataFrame
-        ``az.summary(..., kind="diagnostics")``: ``mcse_mean``, ``mcse_sd``, ``ess_bulk``,
+        ``az.summary(..., kind="diagnostics", round_to="none")``: ``mcse_mean``, ``mcse_sd``, ``ess_bulk``,
         ``ess_tail`` and ``r_hat`` per variable (R-hat is NaN with one chain).
     """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Shape validation failed")
-        table = az.summary(idata, var_names=var_names, kind="diagnostics")
+        table = az.summary(idata, var_names=var_names, kind="diagnostics", round_to="none")
     chains = idata.posterior.sizes["chain"]
     min_ess = MIN_ESS_PER_CHAIN * chains
     problems = []

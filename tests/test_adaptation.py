@@ -33,7 +33,7 @@ def test_integrated_time_is_nan_when_it_cannot_say():
 
 def test_iterations_for_reaches_the_target_between_draws(rng):
     assert iterations_for(1.5) == 1 and iterations_for(math.nan) == 1
-    for tau in (3.0, 10.0, 50.0):
+    for tau in (4.0, 10.0, 50.0):
         m = iterations_for(tau)
         rho = (tau - 1) / (tau + 1)
         thinned = (1 + rho**m) / (1 - rho**m)
@@ -76,7 +76,7 @@ def test_the_radius_stays_within_its_bounds(rng):
     for _ in range(500):
         observe(a, rows(rng.normal(size=(2, 2)), rng), acc=1.0, move=GRAPH_MOVE)
     assert a.steps[0] == 100  # max_radius
-    for _ in range(500):
+    for _ in range(5000):  # the gain has decayed: more draws to come back
         observe(a, rows(rng.normal(size=(2, 2)), rng), acc=0.0, move=GRAPH_MOVE)
     assert a.steps[0] == 1
 
@@ -132,3 +132,19 @@ def test_iterations_follow_the_autocorrelation_and_stop_at_the_bound(rng):
         observe(capped, rows(x[i:i + 50], rng), acc=0.3)
     capped.finish()
     assert capped.iterations == 5
+
+
+def test_window_tau_sees_a_slowly_mixing_tail(rng):
+    """A chain that flips fast between k = 1 and 2 but enters and leaves k = 0 (5%) rarely: its
+    tail mixes three times slower than its mean, and the iterations per draw must cover the tail
+    (ArviZ's ess_tail)."""
+    x, s = np.empty(40000), 1
+    for t in range(x.size):
+        if s == 0:
+            s = 0 if rng.random() < 0.99 else 1
+        else:
+            s = 0 if rng.random() < 0.00064 else 1 + (rng.random() < 0.5)
+        x[t] = s
+    tail = integrated_time(x <= np.quantile(x, 0.05))
+    assert tail > 2 * integrated_time(x)
+    assert Adaptation._window_tau(x[:, None]) == tail

@@ -24,6 +24,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.slow  # a quick reproduction of every paper: about 5 minutes
+
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):

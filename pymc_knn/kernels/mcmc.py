@@ -20,7 +20,10 @@ Moves (each reversible on its own, mixed with a fixed probability, so the mixtur
   ``{-r..r} \\ {0}`` cut to ``[lower, upper]`` for ``k`` (Hastings term
   ``log |N(k)| - log |N(k')|``), Gaussian for a continuous one; beta's coordinates follow the
   posterior's ridge, ``x_b' = x_b + slope * d``, a translation that the reverse move ``-d``
-  undoes.
+  undoes;
+* wide move: a graph move with a wider step (``r`` or the sd times a factor), so that a chain
+  crosses a valley in ``k`` or ``sigma`` between modes; a kernel of its own, with its own
+  Hastings term, chosen with a fixed probability.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from .swendsen_wang import swendsen_wang_rows, swendsen_wang_sweeps
 EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
 SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
-BETA_MOVE, GRAPH_MOVE, NULL_MOVE = 0, 1, 2
+BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE = 0, 1, 2, 3
 OK, PAST_BETA_MAX = 0, 1
 
 LOGP_SIGNATURE = types.float64(types.float64[::1], types.float64[::1])
@@ -96,8 +99,10 @@ class Proposal(NamedTuple):
     lower: np.ndarray  # int64 (dg,)
     upper: np.ndarray  # int64 (dg,)
     step: np.ndarray  # (dg,): radius (discrete) or sd (continuous)
+    wide_step: np.ndarray  # (dg,): the same for the wide move
     slope: np.ndarray  # (dg, dc): ridge shift of the free coordinates per unit of a graph move
-    p_graph: float
+    p_graph: float  # probability of a graph (or wide) move
+    p_wide: float  # probability that a graph move is wide
 
 
 @njit(cache=True)
@@ -205,10 +210,15 @@ def propose(x, x1, p, rng):
     if dg > 0 and (dc == 0 or rng.random() < p.p_graph):
         j = rng.integers(0, dg) if dg > 1 else 0
         pos = p.graph[j]
+        kind = GRAPH_MOVE
+        step = p.step[j]
+        if rng.random() < p.p_wide:
+            kind = WIDE_MOVE
+            step = p.wide_step[j]
         log_h = 0.0
         if p.discrete[j]:
             k = np.int64(x[pos])
-            r = np.int64(p.step[j])
+            r = np.int64(step)
             count = n_moves(k, r, p.lower[j], p.upper[j])
             if count == 0:
                 return NULL_MOVE, 0.0
@@ -218,11 +228,11 @@ def propose(x, x1, p, rng):
             delta = float(k1 - k)
             log_h = np.log(count) - np.log(n_moves(k1, r, p.lower[j], p.upper[j]))
         else:
-            delta = p.step[j] * rng.standard_normal()
+            delta = step * rng.standard_normal()
         x1[pos] = x[pos] + delta
         for i in range(dc):
             x1[p.free[i]] += p.slope[j, i] * delta
-        return GRAPH_MOVE, log_h
+        return kind, log_h
     eps = np.empty(dc)
     for i in range(dc):
         eps[i] = rng.standard_normal()
@@ -271,8 +281,9 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
 
     Returns
     -------
-    status, n_accepted, accept_sum, sweeps_sum, n_inexact, aux_energy
-        ``status`` is ``PAST_BETA_MAX`` (the iteration stopped at a proposal past beta_max with
+    status, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy
+        ``n_draws`` auxiliary draws were made, ``n_inexact`` of them approximate. ``status``
+        is ``PAST_BETA_MAX`` (the iteration stopped at a proposal past beta_max with
         positive prior density, its beta in ``state[1]``) or ``OK``.
     """
     n = f.y.size
@@ -302,6 +313,7 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
     n_accepted = 0
     accept_sum = 0.0
     sweeps_sum = 0
+    n_draws = 0
     n_inexact = 0
     aux_energy = np.nan
     lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
@@ -320,7 +332,8 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
             if np.isfinite(lp1) and _valid(f, beta1, theta1):
                 if beta1 > f.beta_max:
                     state[1] = beta1
-                    return PAST_BETA_MAX, n_accepted, accept_sum, sweeps_sum, n_inexact, aux_energy
+                    return (PAST_BETA_MAX, n_accepted, accept_sum, sweeps_sum, n_draws,
+                            n_inexact, aux_energy)
                 c1 = c0 if theta1 == theta0 else coupling_into(f, theta1, need_csr,
                                                                 slots[1 - slot0])
                 ey1 = c1[8]
@@ -331,6 +344,7 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
                 else:
                     used, exact = auxiliary_draw(f, aux, c1, beta1, z1, rng)
                     sweeps_sum += used
+                    n_draws += 1
                     if not exact:
                         n_inexact += 1
                     ez1 = _energy(f, c1, z1)
@@ -346,6 +360,8 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
                             log_w = plug_in[0] * (ez1_hat - ez_hat) - beta0 * (ez1_at_0 - ez0)
                             zero_move = np.exp(min(0.0, log_w))
                 log_alpha = lp1 - lp0 + log_h + log_r
+            if np.isnan(log_alpha):
+                log_alpha = -np.inf
             alpha = np.exp(min(0.0, log_alpha))
             accepted = np.log(rng.random()) < log_alpha
             if accepted:
@@ -370,4 +386,4 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
             cap[t] = zero_move
             move[t] = kind
     state[0], state[1], state[2] = lp0, beta0, theta0
-    return OK, n_accepted, accept_sum, sweeps_sum, n_inexact, aux_energy
+    return OK, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy

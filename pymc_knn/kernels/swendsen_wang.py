@@ -144,7 +144,8 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng):
     """Swendsen-Wang updates on ``z`` in place, from directed weights sorted along each row.
 
     ``C[i, r]`` is the running sum along row ``i`` of the weights of ``i``'s neighbours
-    ``order[i, 0..r]``, nearest first (:func:`pymc_knn.kernels.structure.dnn_row_cumulative`). ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one
+    ``order[i, 0..r]``, nearest first (:func:`pymc_knn.kernels.structure.dnn_row_cumulative`).
+    ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one
     factor per direction, so each directed entry is a bond candidate of its own, bonded with
     probability ``1 - exp(-beta a_g W_ij)`` between equal labels ``g``: these are the events of a
     Poisson process of rate ``beta a_g`` on the row's cumulative weight. Each event is found by

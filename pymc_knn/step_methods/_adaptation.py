@@ -11,8 +11,8 @@ What is tuned, per chain:
   covariance given the graph coordinates, scaled to unit determinant: adaptive Metropolis,
   Haario et al. 2001);
 * the number of iterations per stored draw, from the integrated autocorrelation time measured in
-  the latest window, so that a stored draw is worth about ``1 / TARGET_TAU`` of an independent
-  one.
+  the latest window (of each coordinate and of its tail indicators), so that a stored draw is
+  worth about ``1 / TARGET_TAU`` of an independent one.
 
 When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
 kernel, repeated: its stationary law is the posterior.
@@ -28,11 +28,19 @@ import numpy as np
 from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, Proposal
 
 TARGET_ACCEPT = 0.3
-"""Default acceptance rate aimed at by each move type (see docs/inference.md for the measurements)."""
-TARGET_TAU = 2.0
-"""Integrated autocorrelation time aimed at between stored draws (an ESS of half the draws)."""
+"""Default acceptance rate aimed at by each move type (docs/inference.md)."""
+TARGET_TAU = 3.0
+"""Integrated autocorrelation time aimed at between stored draws: an ESS of a third of the draws,
+so PyMC's default 1000 draws give about 330 per chain, 670 with its two chains on two cores."""
 FIRST_WINDOW = 200
 """Iterations in the first adaptation window; each later window is twice as long."""
+TAIL_PROBS = (0.05, 0.95)
+"""Quantiles whose indicators the iterations per draw must also mix (ArviZ's ``ess_tail``)."""
+WIDE_FACTOR = 4.0
+"""The wide move's step, in steps of the graph move."""
+P_WIDE = 0.25
+"""Probability that a graph move is a wide one (measured on wine, whose k posterior has a second
+mode at k = 8 behind a valley at 6-7: see docs/inference.md)."""
 MIN_ACCEPTED = 10
 """Accepted moves a window needs before its covariance is used."""
 MAX_LOG_SCALE = 10.0
@@ -134,8 +142,13 @@ class Adaptation:
         """The kernel's proposal at the current tuning state."""
         dg = self.graph_discrete.size
         p_graph = 0.5 if self.n_free and dg else float(dg > 0)
+        steps = self.steps
+        wide = np.where(self.graph_discrete,
+                        np.minimum(np.maximum(steps + 1, np.round(WIDE_FACTOR * steps)),
+                                   np.maximum(self.max_radius, 1)),
+                        WIDE_FACTOR * steps)
         return Proposal(free, self.scale * self.shape, graph, self.graph_discrete, lower, upper,
-                        self.steps, self.slope, p_graph)
+                        steps, wide, self.slope, p_graph, P_WIDE)
 
     def observe(self, trace, accept, cap, move) -> bool:
         """Tune on one draw's iterations: ``trace`` rows are ``(beta, theta, block...)``.
@@ -164,8 +177,15 @@ class Adaptation:
             return True
         return False
 
-    def _window_tau(self, block) -> float:
-        taus = [integrated_time(block[:, j]) for j in range(block.shape[1])]
+    @staticmethod
+    def _window_tau(block) -> float:
+        """The largest integrated time of the window's coordinates and of the indicators of
+        their 5% and 95% tails (what ArviZ's bulk and tail ESS measure)."""
+        taus = []
+        for x in block.T:
+            low, high = np.quantile(x, TAIL_PROBS)
+            for series in (x, x <= low, x <= high):
+                taus.append(integrated_time(series))
         taus = [t for t in taus if np.isfinite(t)]
         return max(taus) if taus else math.nan
 
@@ -180,7 +200,7 @@ class Adaptation:
             self.iterations = min(iterations_for(self.tau), self.max_iterations)
         self._last_window_iterations = len(block)
         self.window_length *= 2
-        self._window, self._filled, self._updates = [], 0, 0
+        self._window, self._filled = [], 0
 
     def _learn_covariance(self, block, accepted) -> None:
         """The ridge (regression of beta's coordinates on each graph coordinate) and the shape
