@@ -40,16 +40,22 @@ def check_convergence(idata, var_names=None, *, warn: bool = True):
     Returns
     -------
     pandas.DataFrame
-        ``az.summary(..., kind="diagnostics", round_to="none")``: ``mcse_mean``, ``mcse_sd``, ``ess_bulk``,
-        ``ess_tail`` and ``r_hat`` per variable (R-hat is NaN with one chain).
+        ``az.summary(..., kind="diagnostics", round_to="none")``: ``mcse_mean``, ``mcse_sd``,
+        ``ess_bulk``, ``ess_tail`` and ``r_hat`` per variable (R-hat is NaN with one chain).
+        A variable that never moves in any chain (``k`` fixed at one value by its posterior) is
+        a point mass: its NaN R-hat and ESS raise no warning.
     """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Shape validation failed")
         table = az.summary(idata, var_names=var_names, kind="diagnostics", round_to="none")
     chains = idata.posterior.sizes["chain"]
     min_ess = MIN_ESS_PER_CHAIN * chains
+    post = idata.posterior
+    fixed = {v for v in post.data_vars if post[v].size and np.ptp(post[v].values) == 0}
     problems = []
     for name, row in table.iterrows():
+        if name.split("[")[0] in fixed:
+            continue
         if np.isfinite(row["r_hat"]) and row["r_hat"] > MAX_R_HAT:
             problems.append(f"{name}: r_hat {row['r_hat']:.3f} > {MAX_R_HAT}")
         for kind in ("ess_bulk", "ess_tail"):

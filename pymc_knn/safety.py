@@ -8,8 +8,12 @@ On import (of ``pymc_knn``):
 * ``pm.sample``'s step assignment is checked: a parameter of a Potts term handled by any step
   not written for it (NUTS, Metropolis, Slice, ...) raises a ``ValueError`` naming the steps to
   use;
-* ``compute_log_likelihood`` (and so ``idata_kwargs={"log_likelihood": True}``) leaves the Potts
-  terms out, with a warning: their logp is unnormalised, so LOO or WAIC on it would be meaningless.
+* ``compute_log_likelihood`` (``pm.compute_log_likelihood``, and ``idata_kwargs={"log_likelihood":
+  True}``) leaves the Potts terms out, with a warning, and refuses a Potts term named in
+  ``var_names``: their logp is unnormalised, so LOO or WAIC on it would be meaningless;
+* ``pm.find_MAP`` on a Potts term's parameters and ``pm.sample_smc`` on a model with a Potts term
+  raise a ``ValueError`` that names the cause and what to use instead: both would treat the
+  unnormalised logp as the posterior's (find_MAP's beta runs to its prior's bound).
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ import warnings
 
 import pymc as pm
 import pymc.sampling.mcmc as _mcmc
+import pymc.smc
+import pymc.smc.sampling
+import pymc.stats
 import pymc.stats.log_density as _log_density
+import pymc.tuning
+import pymc.tuning.starting
+from pymc.util import get_value_vars_from_user_vars
 
 from .distributions import potts_parameters, potts_terms
 from .step_methods import Exchange, Moller, PottsStep, PseudoLikelihoodMetropolis
@@ -64,6 +74,11 @@ def _filtered_log_likelihood(original):
     def compute_log_likelihood(idata, *, var_names=None, model=None, **kwargs):
         model = pm.modelcontext(model)
         potts = {rv.name for rv in potts_terms(model)}
+        if var_names is not None and potts & set(var_names):
+            raise ValueError(
+                f"compute_log_likelihood: {sorted(potts & set(var_names))} is a Potts term, whose "
+                "logp lacks its intractable normalising constant: pointwise log-likelihoods (LOO, "
+                "WAIC) are not defined for it. Compare models by their evidence instead")
         names = [rv.name for rv in model.observed_RVs] if var_names is None else list(var_names)
         dropped = [n for n in names if n in potts]
         if dropped:
@@ -80,6 +95,49 @@ def _filtered_log_likelihood(original):
     return compute_log_likelihood
 
 
+def _refusing_find_map(original):
+    @functools.wraps(original)
+    def find_MAP(*args, vars=None, model=None, **kwargs):
+        model = pm.modelcontext(model)
+        params = {v for t in potts_terms(model) for v in potts_parameters(model, t)}
+        chosen = params if vars is None else set(get_value_vars_from_user_vars(vars, model))
+        if params & chosen:
+            raise ValueError(
+                "find_MAP would maximise the unnormalised logp of a PottsKNN or DistanceNN term, "
+                "which lacks its normalising constant Z(beta, theta): its beta runs to the prior's "
+                "upper bound. For a point estimate use the posterior of pm.sample (pk.Exchange), "
+                "or pk.korea(X, y) (the pseudo-posterior's Laplace approximation, kNN models)")
+        return original(*args, vars=vars, model=model, **kwargs)
+
+    find_MAP._pymc_knn_checked = True
+    return find_MAP
+
+
+def _refusing_smc(original):
+    @functools.wraps(original)
+    def sample_smc(*args, model=None, **kwargs):
+        if potts_terms(pm.modelcontext(model)):
+            raise ValueError(
+                "sample_smc tempers the likelihood's logp, which for a PottsKNN or DistanceNN term "
+                "lacks its intractable normalising constant: it would sample the wrong "
+                "posterior. Use pm.sample (pk.Exchange is assigned by default)")
+        return original(*args, model=model, **kwargs)
+
+    sample_smc._pymc_knn_checked = True
+    return sample_smc
+
+
+def _patch(wrapper, *places):
+    """Replace the function named ``places[0][1]`` by ``wrapper(it)`` wherever it is bound."""
+    module, name = places[0]
+    current = getattr(module, name)
+    if getattr(current, "_pymc_knn_checked", False):
+        return
+    wrapped = wrapper(current)
+    for module, name in places:
+        setattr(module, name, wrapped)
+
+
 def install() -> None:
     """Register the steps and the checks (idempotent)."""
     for i, cls in enumerate((Exchange, Moller, PseudoLikelihoodMetropolis)):
@@ -87,6 +145,9 @@ def install() -> None:
             pm.STEP_METHODS.insert(i, cls)
     if not getattr(_mcmc.assign_step_methods, "_pymc_knn_checked", False):
         _mcmc.assign_step_methods = _checked_assign(_mcmc.assign_step_methods)
-    if not getattr(_log_density.compute_log_likelihood, "_pymc_knn_checked", False):
-        _log_density.compute_log_likelihood = _filtered_log_likelihood(
-            _log_density.compute_log_likelihood)
+    _patch(_filtered_log_likelihood, (_log_density, "compute_log_likelihood"),
+           (pymc.stats, "compute_log_likelihood"), (pm, "compute_log_likelihood"))
+    _patch(_refusing_find_map, (pymc.tuning.starting, "find_MAP"), (pymc.tuning, "find_MAP"),
+           (pm, "find_MAP"))
+    _patch(_refusing_smc, (pymc.smc.sampling, "sample_smc"), (pymc.smc, "sample_smc"),
+           (pm, "sample_smc"))

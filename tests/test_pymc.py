@@ -71,6 +71,39 @@ def test_log_likelihood_leaves_the_potts_term_out():
     assert "log_likelihood" not in idata.groups() or "y" not in idata.log_likelihood
 
 
+def test_pm_compute_log_likelihood_refuses_or_leaves_out_the_potts_term():
+    X, y = small_problem(3, n=8)
+    with knn_model(X, y):
+        idata = pm.sample(draws=20, tune=20, chains=1, random_seed=1, progressbar=False,
+                          compute_convergence_checks=False)
+        with pytest.raises(ValueError, match="not defined"):
+            pm.compute_log_likelihood(idata, var_names=["y"])
+        with pytest.warns(UserWarning, match="left out"):
+            out = pm.compute_log_likelihood(idata)
+    assert "log_likelihood" not in out.groups()
+
+
+def test_find_map_is_refused_for_potts_parameters_only():
+    X, y = small_problem(3, n=8)
+    with knn_model(X, y):
+        with pytest.raises(ValueError, match="find_MAP .* normalising constant"):
+            pm.find_MAP(progressbar=False)
+    with knn_model(X, y) as model:  # a variable apart from the term: its MAP is well defined
+        mu = pm.Normal("mu", 1.0, 1.0)
+        pm.Normal("obs", mu, 1.0, observed=[2.0])
+        point = pm.find_MAP(vars=[mu], progressbar=False)
+        with pytest.raises(ValueError, match="find_MAP"):
+            pm.find_MAP(vars=[model["beta"], mu], progressbar=False)
+    assert point["mu"] == pytest.approx(1.5, abs=1e-3)
+
+
+def test_sample_smc_is_refused():
+    X, y = small_problem(3, n=8)
+    with knn_model(X, y):
+        with pytest.raises(ValueError, match="sample_smc .* pm.sample"):
+            pm.sample_smc(draws=10, chains=1, progressbar=False)
+
+
 def test_prior_and_posterior_predictive_give_label_vectors():
     X, y = small_problem(3, n=8)
     with knn_model(X, y):
@@ -257,6 +290,11 @@ def test_step_arguments_are_checked():
             pk.Moller(proposal_sd=-1)
         with pytest.raises(ValueError, match="start"):
             pk.Exchange(start="zeros")
+        for name, bad in [("iterations_per_draw", 0), ("iterations_per_draw", 2.5),
+                          ("max_iterations_per_draw", -1), ("k_radius", 0), ("k_radius", True),
+                          ("target_accept", 1.0), ("target_accept", 0.0), ("max_sweeps", 0)]:
+            with pytest.raises(ValueError, match=name):
+                pk.Exchange(**{name: bad})
 
 
 def test_a_beta_prior_past_beta_max_is_refused():
