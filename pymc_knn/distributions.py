@@ -251,7 +251,14 @@ def potts_terms(model) -> list:
     return [rv for rv in model.basic_RVs if isinstance(rv.owner.op, PottsRV)]
 
 
+def potts_parameter_rvs(model, term_rv) -> list:
+    """The free variables a Potts term's beta and theta are functions of, directly or through
+    Deterministics; not those that reach them only through another free variable's prior (a
+    hyper-parameter's conditional does not involve the normalising constant)."""
+    reached = set(ancestors(term_rv.owner.inputs[2:], blockers=model.free_RVs))
+    return [rv for rv in model.free_RVs if rv in reached]
+
+
 def potts_parameters(model, term_rv) -> list:
-    """Value variables of the free variables that a Potts term's beta and theta depend on."""
-    anc = set(ancestors(term_rv.owner.inputs[2:]))
-    return [model.rvs_to_values[rv] for rv in model.free_RVs if rv in anc]
+    """Value variables of :func:`potts_parameter_rvs`: the block of the Potts steps."""
+    return [model.rvs_to_values[rv] for rv in potts_parameter_rvs(model, term_rv)]

@@ -153,6 +153,37 @@ def test_beta_as_an_expression_of_a_free_variable():
     check_against_oracle(run(model, step), oracle(model, y, 3.0, log_prior=log_prior))
 
 
+def test_a_hyper_prior_on_beta_is_left_to_nuts():
+    """tau ~ U(0.5, 2), beta ~ N(0, tau) truncated to (0, 3): tau reaches the term only through
+    beta's prior, so NUTS samples it (its conditional does not involve Z) and Exchange samples
+    (beta, k). The oracle integrates tau out of beta's prior; E[tau | y] by quadrature."""
+    X, y = small_problem(3, n=8)
+    with pm.Model() as model:
+        tau = pm.Uniform("tau", 0.5, 2.0)
+        beta = pm.TruncatedNormal("beta", mu=0.0, sigma=tau, lower=0.0, upper=3.0)
+        k = pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        step = pk.Exchange(sampler="enumerate")
+    assert [v.name for v in step.vars] == ["beta_interval__", "k"]
+    taus = np.linspace(0.5, 2.0, 301)
+
+    def conditional(beta):  # p(beta | tau) on (tau, beta)
+        t = taus.reshape((-1,) + (1,) * np.ndim(beta))
+        return stats.truncnorm.pdf(beta, 0.0, 3.0 / t, scale=t)
+
+    def log_prior(beta, k):
+        return np.log(conditional(beta).mean(axis=0))
+
+    idata = run(model, step)
+    assert "diverging" in idata.sample_stats  # NUTS ran, for tau
+    post = oracle(model, y, 3.0, log_prior=log_prior)
+    check_against_oracle(idata, post)
+    flat = oracle(model, y, 3.0)["mass"].sum("k")  # the likelihood of beta, on the grid
+    joint = conditional(flat["beta"].values) * flat.values
+    exact_tau = float((taus * joint.sum(axis=1)).sum() / joint.sum())
+    close(idata.posterior["tau"], exact_tau, "E[tau]")
+
+
 @pytest.mark.parametrize("kind", ["knn", "dnn"])
 def test_pseudo_likelihood_metropolis_matches_pseudo_posterior(kind):
     X, y = small_problem(5, n=9, G=2)

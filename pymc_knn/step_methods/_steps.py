@@ -16,7 +16,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
 from .._validation import check_positive
-from ..distributions import potts_parameters, potts_terms
+from ..distributions import potts_parameter_rvs, potts_parameters, potts_terms
 from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
@@ -461,7 +461,7 @@ def _is_potts_parameter(rv) -> bool:
         model = current_model()
     if model is None:
         return False
-    return any(rv in set(ancestors(term.owner.inputs[2:])) for term in potts_terms(model))
+    return any(rv in potts_parameter_rvs(model, term) for term in potts_terms(model))
 
 
 class Exchange(PottsStep):
