@@ -136,6 +136,19 @@ def _observed_classes(observed, n, n_classes):
     return G
 
 
+def _integer_k(k):
+    """``k`` as an integer tensor; a continuous ``k`` (a float prior) is refused, not rounded."""
+    k = pt.as_tensor_variable(k)
+    if k.dtype.startswith(("int", "uint")):
+        return k
+    if isinstance(k, pt.TensorConstant) and np.all(np.mod(k.data, 1) == 0):
+        return pt.as_tensor_variable(np.asarray(k.data, dtype=np.int64))
+    raise ValueError(
+        f"k must be an integer, got a {k.dtype} expression: the number of neighbours takes "
+        "the values 1..k_max, and a continuous k would be rounded silently. Give it a discrete "
+        "prior, e.g. pm.DiscreteUniform('k', 1, pk.max_k(y))")
+
+
 def _rv_op(cls, beta, theta, *, term, size=None, rng=None):
     beta = pt.as_tensor_variable(beta)
     theta = pt.as_tensor_variable(theta)
@@ -190,7 +203,7 @@ class PottsKNN(_PottsDistribution):
 
     @classmethod
     def dist(cls, beta, k, *, term, **kwargs):
-        return super().dist([beta, k], term=term, **kwargs)
+        return super().dist([beta, _integer_k(k)], term=term, **kwargs)
 
     @staticmethod
     def _term(X, neighbours, class_weights, n_classes, k_max, standardize, observed, beta_max):

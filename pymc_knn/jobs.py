@@ -27,6 +27,10 @@ def fit(X, y, *, standardize=True, beta_upper=4.0, draws=1000, tune=1000, chains
     """``beta ~ U(0, beta_upper)``, ``k ~ U{1..k_max}``, PottsKNN likelihood, exchange step."""
     import pymc as pm
 
+    from ._validation import check_positive
+
+    check_positive(beta_upper, "beta_upper")
+
     from .distributions import PottsKNN
     from .graphs import max_k
 

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._validation import check_positive
 from .approx import korea
 from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
@@ -220,6 +221,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         if self.method == "korea" and self.model not in ("symmetrised", "equal"):
             raise ValueError(f"method='korea' approximates the kNN models ('symmetrised', "
                              f"'equal'), not {self.model!r}")
+        check_positive(self.beta_upper, "beta_upper")
+        if self.sigma_upper is not None:
+            check_positive(self.sigma_upper, "sigma_upper")
 
     def _prior_upper(self, X, y):
         """The upper bound of the prior on k (kNN) or sigma (d-nn)."""

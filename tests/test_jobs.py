@@ -44,6 +44,10 @@ def test_cli_reports_bad_files(tmp_path, capsys):
     path = write(tmp_path, "a,y\n1,x\nnan,z\n3,x\n")
     assert main(["fit", str(path), "--target", "y"]) == 2
     assert "NaN" in capsys.readouterr().err
+    path = write(tmp_path, "a,y\n1,x\n2,z\n3,x\n4,z\n")
+    for bad in ("nan", "0", "-2"):
+        assert main(["fit", str(path), "--target", "y", "--beta-upper", bad]) == 2
+        assert "beta_upper must be finite and > 0" in capsys.readouterr().err
 
 
 def test_cli_fits_a_csv_file(tmp_path, capsys):

@@ -297,6 +297,28 @@ def test_step_arguments_are_checked():
                 pk.Exchange(**{name: bad})
 
 
+def test_a_beta_prior_below_zero_is_refused():
+    X, y = small_problem(3, n=8)
+    with pm.Model():
+        beta = pm.Normal("beta", 1.0, 1.0)
+        k = pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        with pytest.raises(ValueError, match="prior of beta puts mass on beta < 0"):
+            pm.sample(draws=10, tune=10, chains=1, progressbar=False)
+    with pm.Model():  # HalfNormal, TruncatedNormal at 0: fine
+        pk.PottsKNN("y", X=X, beta=pm.HalfNormal("beta", 1.0), k=2, observed=y)
+        pk.Exchange()
+
+
+def test_a_continuous_k_is_refused_not_rounded():
+    X, y = small_problem(3, n=8)
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 3)
+        with pytest.raises(ValueError, match="k must be an integer, got a float64"):
+            pk.PottsKNN("y", X=X, beta=beta, k=pm.Uniform("k", 1, 4), observed=y)
+        pk.PottsKNN("y", X=X, beta=beta, k=3.0, observed=y)  # an integer-valued constant
+
+
 def test_a_beta_prior_past_beta_max_is_refused():
     X, y = small_problem(3, n=8)
     for prior in (lambda: pm.Uniform("beta", 0, 3), lambda: pm.HalfNormal("beta", 1)):

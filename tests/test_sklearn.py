@@ -206,6 +206,14 @@ def test_unknown_model_or_method(ripley, param, value, allowed):
         clf.fit(ripley.X, ripley.y)
 
 
+@pytest.mark.parametrize("param, value", [("beta_upper", 0.0), ("beta_upper", -1.0),
+                                          ("beta_upper", float("nan")), ("sigma_upper", 0.0)])
+def test_prior_bounds_must_be_positive(ripley, param, value):
+    clf = BayesianKNNClassifier(**{**FAST, "model": "dnn-gaussian", param: value})
+    with pytest.raises(ValueError, match=f"{param} must be finite and > 0"):
+        clf.fit(ripley.X, ripley.y)
+
+
 def test_k_max_beyond_smallest_class(ripley):
     with pytest.raises(ValueError, match="k_max=126 exceeds the smallest observed class size"):
         BayesianKNNClassifier(k_max=126, **FAST).fit(ripley.X, ripley.y)

@@ -150,6 +150,7 @@ class PottsStep(BlockedStep):
         self.field = _field(self.term, self.y)
         if self.term.is_knn:
             self._check_k_prior(point)
+        self._check_beta_support(model, point)
         if self.term.beta_max is not None:
             self._check_beta_prior(model, point)
         self._start_vars = self._start_variables(model)
@@ -226,20 +227,39 @@ class PottsStep(BlockedStep):
                     f"<= {K}, e.g. pm.DiscreteUniform({v.name!r}, 1, {K})"
                 )
 
-    def _check_beta_prior(self, model, point):
-        """When beta is a free variable, its prior must not reach past the term's beta_max."""
+    def _beta_value_at(self, model, point, beta_value):
+        """The value-scale point of a free beta at ``beta_value`` with its log density and
+        beta there, or None when beta is an expression or the value is outside the transform."""
         beta_rv = self.term_rv.owner.inputs[2]
         if beta_rv not in model.free_RVs:
-            return  # an expression: checked on every proposal instead
+            return None
         value_var = model.rvs_to_values[beta_rv]
-        beyond = np.asarray(self.term.beta_max * (1 + 1e-6) + 1e-9)
+        value = np.asarray(beta_value)
         transform = model.rvs_to_transforms.get(beta_rv)
         if transform is not None:
-            beyond = transform.forward(beyond, *beta_rv.owner.inputs).eval()
-        if np.all(np.isfinite(beyond)):
-            lp, beta, _ = self._eval_at({**point, value_var.name: beyond})
-            if np.isfinite(lp):
-                raise self._beta_error(beta)
+            with np.errstate(all="ignore"):
+                value = transform.forward(value, *beta_rv.owner.inputs).eval()
+        if not np.all(np.isfinite(value)):
+            return None
+        lp, beta, _ = self._eval_at({**point, value_var.name: value})
+        return lp, beta
+
+    def _check_beta_support(self, model, point):
+        """A free beta's prior must not put mass below 0: the kernel would reject every such
+        proposal, silently truncating the prior."""
+        found = self._beta_value_at(model, point, -0.5)
+        if found is not None and np.isfinite(found[0]):
+            raise ValueError(
+                "the prior of beta puts mass on beta < 0 (beta = -0.5 has positive density): the "
+                "interaction parameter of a Potts field is >= 0 (Cucala et al. 2009, section 2). "
+                "Give it a prior on [0, inf), e.g. pm.Uniform('beta', 0, 4) or pm.HalfNormal")
+
+    def _check_beta_prior(self, model, point):
+        """When beta is a free variable, its prior must not reach past the term's beta_max (an
+        expression is checked on every proposal instead)."""
+        found = self._beta_value_at(model, point, self.term.beta_max * (1 + 1e-6) + 1e-9)
+        if found is not None and np.isfinite(found[0]):
+            raise self._beta_error(found[1])
 
     def _beta_error(self, beta):
         return ValueError(
