@@ -7,14 +7,31 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
+def _at_least(minimum):
+    def count(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+
+    count.__name__ = f"integer >= {minimum}"
+    return count
+
+
 def _sampling_args(p, draws=1000, tune=1000):
-    p.add_argument("--draws", type=int, default=draws, help="draws per chain (%(default)s)")
-    p.add_argument("--tune", type=int, default=tune, help="tuning draws per chain (%(default)s)")
-    p.add_argument("--chains", type=int, default=4, help="(%(default)s)")
-    p.add_argument("--cores", type=int, default=2, help="(%(default)s)")
+    p.add_argument("--draws", type=_at_least(1), default=draws,
+                   help="draws per chain (%(default)s)")
+    p.add_argument("--tune", type=_at_least(0), default=tune,
+                   help="tuning draws per chain (%(default)s)")
+    p.add_argument("--chains", type=_at_least(1), default=4, help="(%(default)s)")
+    p.add_argument("--cores", type=_at_least(1), default=2, help="(%(default)s)")
 
 
 def main(argv=None) -> int:
@@ -35,6 +52,8 @@ def main(argv=None) -> int:
                      help="upper bound of the uniform prior on beta (%(default)s)")
     _sampling_args(fit)
     args = parser.parse_args(argv)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        parser.error(f"--out {args.out!r} is a file; give a folder for the PNGs")
 
     from . import jobs
 

@@ -133,6 +133,13 @@ def _observed_classes(observed, n, n_classes):
     counts = np.bincount(y, minlength=G)
     if np.count_nonzero(counts) < 2:
         raise ValueError("the observed labels hold a single class: classification needs at least two")
+    empty = np.flatnonzero(counts == 0)
+    if n_classes is None and empty.size:
+        raise ValueError(
+            f"the observed labels {np.unique(y).tolist()} leave the classes {empty.tolist()} of "
+            f"0..{G - 1} empty, and a Potts field would still give them probability: encode the "
+            "labels as 0..G-1, `classes, y = np.unique(labels, return_inverse=True)`, or pass "
+            f"n_classes={G} if the empty classes are meant")
     return G
 
 

@@ -143,13 +143,18 @@ def read_csv(path, target: str):
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8-sig") as f:  # a spreadsheet's BOM is no name
         rows = [r for r in csv.reader(f) if r]
     if len(rows) < 3:
         raise ValueError(f"{path}: needs a header row and at least two data rows")
     header, data = [h.strip() for h in rows[0]], rows[1:]
     if target not in header:
         raise ValueError(f"{path}: no column {target!r}; the columns are {header}")
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise ValueError(f"{path}: the column names {repeated} appear more than once; each "
+                         "column needs its own name (a repeated target would leak into the "
+                         "covariates)")
     bad = [i + 2 for i, r in enumerate(data) if len(r) != len(header)]
     if bad:
         raise ValueError(f"{path}: rows {bad[:5]} do not have {len(header)} fields")
@@ -170,8 +175,20 @@ def read_csv(path, target: str):
     labels = np.array([r[t].strip() for r in data])
     if np.any(labels == ""):
         raise ValueError(f"{path}: the target column {target!r} has empty values")
-    classes, y = np.unique(labels, return_inverse=True)
+    classes, y = np.unique(_numeric_if_possible(labels), return_inverse=True)
     return X, y.astype(np.int64), features, classes
+
+
+def _numeric_if_possible(labels):
+    """Labels as numbers when they all are (so that ``1`` and ``1.0`` are one class), whole
+    numbers as integers; as the strings they are otherwise."""
+    try:
+        values = labels.astype(np.float64)
+    except ValueError:
+        return labels
+    if not np.all(np.isfinite(values)):
+        return labels
+    return values.astype(np.int64) if np.all(values == np.round(values)) else values
 
 
 def fit_csv(path, target, out="fit-output", seed=None, draws=1000, tune=1000, chains=4, cores=2,

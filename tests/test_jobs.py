@@ -50,6 +50,34 @@ def test_cli_reports_bad_files(tmp_path, capsys):
         assert "beta_upper must be finite and > 0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, value", [("--tune", "-1"), ("--chains", "0"),
+                                           ("--draws", "0"), ("--cores", "x")])
+def test_cli_refuses_bad_sampling_options(tmp_path, capsys, option, value):
+    path = write(tmp_path, "a,y\n1,x\n2,z\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["fit", str(path), "--target", "y", option, value])
+    assert exit_.value.code == 2 and f"argument {option}" in capsys.readouterr().err
+
+
+def test_cli_refuses_an_out_that_is_a_file(tmp_path, capsys):
+    path = write(tmp_path, "a,y\n1,x\n2,z\n")
+    with pytest.raises(SystemExit):
+        main(["fit", str(path), "--target", "y", "--out", str(path)])
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_csv_labels_bom_and_repeated_columns(tmp_path):
+    """1 and 1.0 are one class; a spreadsheet's byte-order mark is not part of the first name;
+    a repeated column name is refused (it could leak the target into the covariates)."""
+    path = tmp_path / "bom.csv"
+    path.write_bytes("\ufeffa,y\n1,1\n2,1.0\n3,2\n".encode("utf-8"))
+    X, y, features, classes = read_csv(path, "y")
+    assert features == ["a"] and classes.tolist() == [1, 2] and y.tolist() == [0, 0, 1]
+    path = write(tmp_path, "a,y,y\n1,x,x\n2,z,z\n")
+    with pytest.raises(ValueError, match=r"\['y'\] appear more than once"):
+        read_csv(path, "y")
+
+
 def test_cli_fits_a_csv_file(tmp_path, capsys):
     r = np.random.default_rng(0)
     X = r.normal(size=(40, 2))
