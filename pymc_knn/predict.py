@@ -120,10 +120,28 @@ class Posterior:
             for idx in np.ndindex(*shape):
                 beta[idx], theta[idx] = (np.asarray(o).item() for o in fn(*(v[idx] for v in values)))
         beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), shape)
-        theta = np.broadcast_to(np.asarray(theta), shape)
+        theta = np.broadcast_to(np.asarray(theta, dtype=np.float64), shape)
+        self._check_draws(beta, theta)
         if self.term.is_knn:
-            theta = np.rint(theta).astype(np.int64)
+            theta = theta.astype(np.int64)
         return np.ascontiguousarray(beta), np.ascontiguousarray(theta, dtype=theta.dtype)
+
+    def _check_draws(self, beta, theta):
+        """Every draw inside the term's parameter space, before any kernel reads with it."""
+        if not np.all(np.isfinite(beta) & (beta >= 0)):
+            raise ValueError(f"idata's posterior has draws of beta that are negative or not "
+                             f"finite (min {np.nanmin(beta):g}): was it sampled from this model?")
+        if self.term.is_knn:
+            K = self.term.graph.k_max
+            ok = np.isfinite(theta) & (theta == np.round(theta)) & (theta >= 1) & (theta <= K)
+            if not np.all(ok):
+                bad = theta[~ok].ravel()[0]
+                raise ValueError(
+                    f"idata's posterior has a draw k = {bad:g}, outside the integers 1..k_max = "
+                    f"{K} of the model's graph: was it sampled from this model?")
+        elif not np.all(np.isfinite(theta) & (theta > 0)):
+            raise ValueError("idata's posterior has draws of sigma that are not finite and > 0: "
+                             "was it sampled from this model?")
 
     @property
     def coords(self):

@@ -296,6 +296,11 @@ def test_bad_input(rng):
         pk.summarize_proba(xr.DataArray(np.zeros((2, 2)), dims=("a", "b")))
     with pytest.raises(ValueError, match="var_name"):
         pk.predict_proba(idata, X[:2], model=model, var_name="z")
+    for k, beta in [(7, 1.0), (0, 1.0), (2.5, 1.0), (2, -0.1), (2, np.nan)]:
+        # a k past the graph's k_max would be read out of bounds in numba: refused first
+        post = {"beta": np.full((1, 3), beta), "k": np.full((1, 3), k)}
+        with pytest.raises(ValueError, match="was it sampled from this model"):
+            pk.predict_proba(az.from_dict(posterior=post), X[:2], model=model)
 
 
 def test_bad_input_to_add_predictions_and_zones(rng):
