@@ -74,6 +74,20 @@ class Coupling(NamedTuple):
         return A + A.T
 
 
+SAFE_MAGNITUDE = 1e150
+"""Largest (and, inverted, smallest) covariate magnitude whose squared distances float64 holds."""
+
+
+def _check_magnitude(X):
+    """Raw covariates whose squared distances would overflow to inf or underflow to 0."""
+    top = np.abs(X).max()
+    if top > SAFE_MAGNITUDE or 0 < top < 1 / SAFE_MAGNITUDE:
+        raise ValueError(
+            f"the covariates reach a magnitude of {top:.3g}: their squared distances would "
+            f"{'overflow to inf' if top > 1 else 'underflow to 0'} in float64, and every "
+            "distance would tie. Rescale them, or keep standardize=True")
+
+
 class NeighbourGraph:
     """Base class: standardised training covariates and the couplings they define."""
 
@@ -83,12 +97,17 @@ class NeighbourGraph:
         X = check_covariates(X)
         self.standardize = bool(standardize)
         if self.standardize:
-            self.mean_ = X.mean(axis=0)
-            scale = X.std(axis=0)
+            # by each column's largest magnitude first, so that 1e155 or 1e-300 neither
+            # overflows nor underflows in the squares of the standard deviation
+            top = np.abs(X).max(axis=0)
+            top = np.where(top > 0, top, 1.0)
+            self.mean_ = top * (X / top).mean(axis=0)
+            scale = top * (X / top).std(axis=0)
             self.scale_ = np.where(scale > 0, scale, 1.0)
         else:
             self.mean_ = np.zeros(X.shape[1])
             self.scale_ = np.ones(X.shape[1])
+            _check_magnitude(X)
         self.X = (X - self.mean_) / self.scale_
         self.n_points, self.n_features = X.shape
 

@@ -39,7 +39,8 @@ def predictive_grid(idata, *, model=None, var_name=None, grid_size=200, margin=0
         raise ValueError(f"grid_size must be an integer >= 2, got {grid_size!r}")
     X = graph.X * graph.scale_ + graph.mean_
     lo, hi = X.min(axis=0), X.max(axis=0)
-    pad = margin * (hi - lo)
+    # a constant covariate still gets a band around its value, so that the map has an area
+    pad = np.where(hi > lo, margin * (hi - lo), np.maximum(np.abs(lo), 1.0) * 0.5)
     axes = [np.linspace(lo[i] - pad[i], hi[i] + pad[i], grid_size) for i in range(2)]
     xx, yy = np.meshgrid(*axes)
     summary = predictive_summary(idata, np.column_stack([xx.ravel(), yy.ravel()]), model=model,

@@ -225,3 +225,14 @@ def test_labels_beyond_class_weights_and_single_class():
         pk.KNNGraph(X).energy(y, 2, class_weights=[1.0, 0.0, 1.0])
     with pytest.raises(ValueError, match="single class"):
         pk.max_k(np.zeros(5, dtype=int))
+
+
+@pytest.mark.parametrize("factor", [1e155, 1e-300])
+def test_extreme_magnitudes_standardise_to_the_same_graph(factor):
+    X = np.random.default_rng(4).normal(size=(30, 3))
+    plain = pk.KNNGraph(X, k_max=6)
+    scaled = pk.KNNGraph(X * factor, k_max=6)
+    np.testing.assert_array_equal(scaled.neighbours, plain.neighbours)
+    np.testing.assert_allclose(scaled.X, plain.X, atol=1e-12)
+    with pytest.raises(ValueError, match="squared distances would (overflow|underflow)"):
+        pk.KNNGraph(X * factor, k_max=6, standardize=False)

@@ -59,6 +59,19 @@ def test_map_refuses_other_than_two_covariates():
         plot_predictive_map(idata, model=model)
 
 
+def test_map_of_a_constant_covariate_has_an_area():
+    r = np.random.default_rng(2)
+    X = np.column_stack([r.normal(size=12), np.full(12, 5.0)])
+    y = np.arange(12) % 2
+    with pm.Model() as model:
+        pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 2),
+                    k=pm.DiscreteUniform("k", 1, 5), observed=y)
+    idata = az.from_dict(posterior={"beta": np.ones((1, 3)), "k": np.full((1, 3), 2)})
+    grid = predictive_grid(idata, model=model, grid_size=10)
+    assert grid["x1"].values.min() < 5.0 < grid["x1"].values.max()
+    plot_predictive_map(idata, model=model, grid_size=10)
+
+
 def test_k_posterior_bars(two_clusters):
     _, idata = two_clusters
     idata.posterior["k"][0, :30] = 5
