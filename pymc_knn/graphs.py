@@ -95,6 +95,7 @@ class NeighbourGraph:
 
     def __init__(self, X, standardize: bool = True):
         X = check_covariates(X)
+        self.X_input = np.array(X)  # as given: what a saved fit records (pk.predict_proba)
         self.standardize = bool(standardize)
         if self.standardize:
             # by each column's largest magnitude first, so that 1e155 or 1e-300 neither

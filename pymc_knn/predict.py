@@ -35,6 +35,7 @@ from pytensor.graph.traversal import ancestors
 from ._validation import check_covariates
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph
 from .kernels import predictive as _k
+from .records import recorded_terms, term_from_idata
 from .terms import PottsTerm
 
 __all__ = ["add_predictions", "predict_proba", "predictive_summary", "summarize_proba",
@@ -62,15 +63,22 @@ class Posterior:
     """
 
     def __init__(self, idata, model=None, var_name=None):
-        from .distributions import potts_terms
-
+        if not hasattr(idata, "groups") or "posterior" not in idata.groups():
+            raise ValueError(
+                "idata has no posterior group: pass the InferenceData returned by pm.sample")
         try:
             model = pm.modelcontext(model)
         except TypeError:
-            raise ValueError(
-                "prediction needs the PyMC model that produced idata (it holds the training "
-                "data): pass model=model or call inside `with model:`"
-            ) from None
+            model = None
+        if model is None:
+            self._from_record(idata, var_name)
+        else:
+            self._from_model(idata, model, var_name)
+        self._row_sums_cache = (None, None)  # d-nn: (sigmas' bytes, (M, S))
+
+    def _from_model(self, idata, model, var_name):
+        from .distributions import potts_terms
+
         terms = [rv for rv in potts_terms(model) if rv in model.observed_RVs]
         if var_name is not None:
             terms = [rv for rv in terms if rv.name == var_name]
@@ -87,12 +95,29 @@ class Posterior:
         self.y = np.asarray(model.rvs_to_values[self.rv].data, dtype=np.int64)
         self._check_idata(idata)
         self.beta, self.theta = self._parameter_draws(idata.posterior, model)
-        self._row_sums_cache = (None, None)  # d-nn: (sigmas' bytes, (M, S))
+
+    def _from_record(self, idata, var_name):
+        """The term and draws from what ``idata`` records (a fit saved and reloaded)."""
+        self.name, self.term, spec = term_from_idata(idata, var_name)
+        observed = getattr(idata, "observed_data", None)
+        if observed is None or self.name not in observed:
+            raise ValueError(f"idata has no observed_data[{self.name!r}], the training labels: "
+                             "pass model=model")
+        self.y = np.asarray(observed[self.name], dtype=np.int64)
+        post = idata.posterior
+        shape = (post.sizes["chain"], post.sizes["draw"])
+        values = []
+        for role in ("beta", "theta"):
+            how = spec[role]
+            if how is None or ("name" in how and how["name"] not in post):
+                raise ValueError(
+                    f"the {role} of {self.name!r} is an expression of the model's variables, "
+                    "which idata cannot hold: pass model=model")
+            values.append(np.asarray(post[how["name"]]) if "name" in how
+                          else np.full(shape, how["value"]))
+        self.beta, self.theta = self._validated(*values, shape)
 
     def _check_idata(self, idata):
-        if not hasattr(idata, "groups") or "posterior" not in idata.groups():
-            raise ValueError(
-                "idata has no posterior group: pass the InferenceData returned by pm.sample")
         observed = getattr(idata, "observed_data", None)
         if observed is not None and self.name in observed:
             seen = np.asarray(observed[self.name])
@@ -100,6 +125,14 @@ class Posterior:
                 raise ValueError(
                     f"idata's observed {self.name!r} differs from the model's labels: idata was "
                     "sampled from another model or data set")
+        recorded = recorded_terms(idata).get(self.name)
+        if recorded is not None:
+            X = recorded[0]
+            mine = self.term.graph.X_input
+            if X.shape != mine.shape or not np.array_equal(X, mine):
+                raise ValueError(
+                    f"idata's training covariates of {self.name!r} differ from the model's: idata "
+                    "was sampled from another model or data set")
 
     def _parameter_draws(self, posterior, model):
         params = self.rv.owner.inputs[2:]
@@ -119,6 +152,9 @@ class Posterior:
             beta, theta = np.empty(shape), np.empty(shape)
             for idx in np.ndindex(*shape):
                 beta[idx], theta[idx] = (np.asarray(o).item() for o in fn(*(v[idx] for v in values)))
+        return self._validated(beta, theta, shape)
+
+    def _validated(self, beta, theta, shape):
         beta = np.broadcast_to(np.asarray(beta, dtype=np.float64), shape)
         theta = np.broadcast_to(np.asarray(theta, dtype=np.float64), shape)
         self._check_draws(beta, theta)

@@ -11,6 +11,8 @@ On import (of ``pymc_knn``):
 * ``compute_log_likelihood`` (``pm.compute_log_likelihood``, and ``idata_kwargs={"log_likelihood":
   True}``) leaves the Potts terms out, with a warning, and refuses a Potts term named in
   ``var_names``: their logp is unnormalised, so LOO or WAIC on it would be meaningless;
+* every InferenceData PyMC builds from a model records each observed Potts term's covariates and
+  options in ``constant_data`` (:mod:`pymc_knn.records`), so a saved fit predicts on its own;
 * ``pm.find_MAP`` on a Potts term's parameters and ``pm.sample_smc`` on a model with a Potts term
   raise a ``ValueError`` that names the cause and what to use instead: both would treat the
   unnormalised logp as the posterior's (find_MAP's beta runs to its prior's bound).
@@ -22,6 +24,7 @@ import functools
 import warnings
 
 import pymc as pm
+import pymc.backends.arviz as _arviz
 import pymc.sampling.mcmc as _mcmc
 import pymc.smc
 import pymc.smc.sampling
@@ -32,6 +35,7 @@ import pymc.tuning.starting
 from pymc.util import get_value_vars_from_user_vars
 
 from .distributions import potts_parameters, potts_terms
+from .records import with_training_data
 from .step_methods import Exchange, Moller, PottsStep, PseudoLikelihoodMetropolis
 from .step_methods._steps import _MODEL
 
@@ -127,6 +131,15 @@ def _refusing_smc(original):
     return sample_smc
 
 
+def _recording_constant_data(original):
+    @functools.wraps(original)
+    def constant_data_to_xarray(self):
+        return with_training_data(original(self), self.model)
+
+    constant_data_to_xarray._pymc_knn_checked = True
+    return constant_data_to_xarray
+
+
 def _patch(wrapper, *places):
     """Replace the function named ``places[0][1]`` by ``wrapper(it)`` wherever it is bound."""
     module, name = places[0]
@@ -149,5 +162,7 @@ def install() -> None:
            (pymc.stats, "compute_log_likelihood"), (pm, "compute_log_likelihood"))
     _patch(_refusing_find_map, (pymc.tuning.starting, "find_MAP"), (pymc.tuning, "find_MAP"),
            (pm, "find_MAP"))
+    _patch(_recording_constant_data,
+           (_arviz.InferenceDataConverter, "constant_data_to_xarray"))
     _patch(_refusing_smc, (pymc.smc.sampling, "sample_smc"), (pymc.smc, "sample_smc"),
            (pm, "sample_smc"))

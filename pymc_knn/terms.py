@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ._validation import check_class_weights, check_n_classes, check_positive
-from .graphs import Coupling, KNNGraph, NeighbourGraph
+from .graphs import Coupling, DistanceGraph, KNNGraph, NeighbourGraph
 from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, swendsen_wang_sweeps
 from .kernels.enumeration import enumerated_draw
 
@@ -47,6 +47,30 @@ class PottsTerm:
         self.n = graph.n_points
         self.is_knn = isinstance(graph, KNNGraph)
         self._cache: dict = {}
+
+    def spec(self) -> dict:
+        """What rebuilds this term from its covariates (:meth:`from_spec`): the likelihood and
+        its options, JSON-serialisable (a saved fit's record)."""
+        g = self.graph
+        out = {"likelihood": "PottsKNN" if self.is_knn else "DistanceNN",
+               "standardize": g.standardize, "n_classes": self.n_classes,
+               "class_weights": self.class_weights.tolist(), "beta_max": self.beta_max}
+        if self.is_knn:
+            out.update(neighbours=g.kind, k_max=g.k_max)
+        else:
+            out.update(kernel=g.kernel, epsilon=g.epsilon)
+        return out
+
+    @classmethod
+    def from_spec(cls, X, spec: dict) -> PottsTerm:
+        """The term of :meth:`spec` on covariates ``X`` (as given to the likelihood)."""
+        if spec["likelihood"] == "PottsKNN":
+            graph = KNNGraph(X, k_max=spec["k_max"], neighbours=spec["neighbours"],
+                             standardize=spec["standardize"])
+        else:
+            graph = DistanceGraph(X, kernel=spec["kernel"], standardize=spec["standardize"],
+                                  epsilon=spec["epsilon"])
+        return cls(graph, spec["n_classes"], spec["class_weights"], spec["beta_max"])
 
     def coupling(self, theta) -> Coupling:
         """The coupling at ``k`` or ``sigma``, cached (every ``k``; the last four ``sigma``)."""

@@ -312,3 +312,25 @@ def test_bad_input_to_add_predictions_and_zones(rng):
     assert "predictions" not in idata.groups()
     with pytest.raises(ValueError, match="one shape"):
         pk.uncertainty_zones(np.zeros((3, 2)), np.zeros((3, 3)), np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("kind", ["knn", "dnn"])
+def test_a_saved_fit_predicts_on_its_own(kind, tmp_path, rng):
+    """pm.sample records the covariates and the term's options in constant_data: after a netCDF
+    round trip pk.predict_proba needs no model, and gives the model's numbers."""
+    X, y = small_problem(1, n=12)
+    model = knn_model(X, y, 5, class_weights=[1.0, 1.5]) if kind == "knn" else dnn_model(
+        X, y, "exponential")
+    with model:
+        idata = pm.sample(draws=30, tune=10, chains=1, random_seed=1, progressbar=False,
+                          compute_convergence_checks=False)
+    path = tmp_path / "fit.nc"
+    idata.to_netcdf(path)
+    loaded = az.from_netcdf(path)
+    X_new = rng.normal(size=(6, 2))
+    expected = pk.predict_proba(idata, X_new, model=model).values
+    np.testing.assert_allclose(pk.predict_proba(loaded, X_new).values, expected, atol=1e-12)
+    other = pk.predict_proba(loaded, X_new * 2).values
+    assert np.abs(other - expected).max() > 1e-9  # the new points matter
+    with pytest.raises(ValueError, match="covariates of 'y' differ"):  # a wrong model: refused
+        pk.predict_proba(loaded, X_new, model=knn_model(X + 1.0, y, 5))

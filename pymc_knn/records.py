@@ -1,0 +1,92 @@
+"""What an InferenceData remembers of a Potts term, so that a saved fit predicts on its own.
+
+``pm.sample`` (any PyMC route that builds an InferenceData from a model) stores, for each
+observed ``PottsKNN`` or ``DistanceNN`` term ``y``, the training covariates as given in
+``constant_data["y_X"]`` (dims ``y_dim_0``, the points as in ``observed_data["y"]``, and
+``y_feature``), with the term's options and the names of the posterior variables that are its
+``beta`` and ``theta`` as JSON in the attribute ``pymc_knn``. :func:`term_from_idata` rebuilds the
+term from them, after ``az.from_netcdf`` too.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import xarray as xr
+
+from .terms import PottsTerm
+
+ATTR = "pymc_knn"
+
+
+def covariates_name(name: str) -> str:
+    return f"{name}_X"
+
+
+def _parameter(model, var) -> dict | None:
+    """How a saved fit finds a term input: a posterior variable's name, or a constant."""
+    named = {v.name for v in model.free_RVs + model.deterministics}
+    if var.name in named:
+        return {"name": var.name}
+    try:
+        return {"value": float(np.asarray(var.eval()))}
+    except Exception:  # noqa: BLE001 - an expression of free variables: not recoverable
+        return None
+
+
+def training_data(model) -> dict:
+    """``{name}_X`` DataArrays, one per observed Potts term of ``model``."""
+    from .distributions import potts_terms
+
+    out = {}
+    for rv in potts_terms(model):
+        if rv not in model.observed_RVs:
+            continue
+        term = rv.owner.op.term
+        spec = {**term.spec(), "beta": _parameter(model, rv.owner.inputs[2]),
+                "theta": _parameter(model, rv.owner.inputs[3])}
+        out[covariates_name(rv.name)] = xr.DataArray(
+            term.graph.X_input, dims=(f"{rv.name}_dim_0", f"{rv.name}_feature"),
+            attrs={ATTR: json.dumps(spec)})
+    return out
+
+
+def with_training_data(dataset, model):
+    """``dataset`` (a constant_data group, or None) with the model's Potts records added."""
+    records = training_data(model)
+    if not records:
+        return dataset
+    extra = xr.Dataset(records)
+    return extra if dataset is None else dataset.assign(**records)
+
+
+def recorded_terms(idata) -> dict:
+    """``{name: (X, spec)}`` of the Potts terms an InferenceData records."""
+    data = getattr(idata, "constant_data", None)
+    if data is None:
+        return {}
+    out = {}
+    for key, var in data.data_vars.items():
+        if ATTR in var.attrs and key.endswith("_X"):
+            out[key[:-2]] = (np.asarray(var.values, dtype=np.float64), json.loads(var.attrs[ATTR]))
+    return out
+
+
+def term_from_idata(idata, var_name=None):
+    """``(name, term, spec)`` of the Potts term an InferenceData records.
+
+    Raises ``ValueError`` when it records none (not sampled with this package, or with a version
+    that did not record it) or several and ``var_name`` does not choose one.
+    """
+    records = recorded_terms(idata)
+    if var_name is not None:
+        records = {k: v for k, v in records.items() if k == var_name}
+    if len(records) != 1:
+        raise ValueError(
+            "prediction needs the model that produced idata: idata records "
+            + (f"the Potts terms {sorted(recorded_terms(idata))}: give var_name=" if records
+               else "no Potts term's training data (constant_data['<name>_X'])")
+            + "; pass model=model or call inside `with model:`")
+    (name, (X, spec)), = records.items()
+    return name, PottsTerm.from_spec(X, spec), spec
