@@ -107,24 +107,28 @@ class PottsTerm:
         grid = np.geomspace(lo, hi, 25)
         return 1.0 / grid[::-1] if self.graph.kernel == "exponential" else grid
 
-    def max_pseudo_likelihood(self, y, beta_upper: float = 4.0):
-        """The maximum pseudo-likelihood estimate ``(beta, theta)`` of Besag (1974).
-
-        ``beta`` maximises the (concave) log pseudo-likelihood on ``[0, beta_upper]`` for each
-        theta of :meth:`pseudo_likelihood_grid`; the best pair is returned.
-        """
+    def pseudo_likelihood_profile(self, y, beta_upper: float = 4.0):
+        """``(thetas, beta_hat, log_pl)``: for each theta of :meth:`pseudo_likelihood_grid`, the
+        beta in ``[0, beta_upper]`` that maximises the (concave) log pseudo-likelihood, and
+        its maximum."""
         from scipy.optimize import minimize_scalar
 
         y = np.asarray(y, dtype=np.int64)
-        best = (-np.inf, 0.0, None)
-        for theta in self.pseudo_likelihood_grid():
+        thetas = self.pseudo_likelihood_grid()
+        beta_hat, log_pl = np.empty(thetas.size), np.empty(thetas.size)
+        for i, theta in enumerate(thetas):
             theta = theta.item()
             res = minimize_scalar(lambda b: -self.log_pseudo_likelihood(y, b, theta),
                                   bounds=(0.0, beta_upper), method="bounded",
                                   options={"xatol": 1e-4})
-            if -res.fun > best[0]:
-                best = (-res.fun, float(res.x), theta)
-        return best[1], best[2]
+            beta_hat[i], log_pl[i] = res.x, -res.fun
+        return thetas, beta_hat, log_pl
+
+    def max_pseudo_likelihood(self, y, beta_upper: float = 4.0):
+        """The maximum pseudo-likelihood estimate ``(beta, theta)`` of Besag (1974)."""
+        thetas, beta_hat, log_pl = self.pseudo_likelihood_profile(y, beta_upper)
+        best = int(np.argmax(log_pl))
+        return float(beta_hat[best]), thetas[best].item()
 
     def draw(self, beta, theta, start, rng, sampler="swendsen_wang", sweeps=10,
              max_sweeps=CFTP_MAX_SWEEPS):

@@ -154,7 +154,7 @@ class PottsStep(BlockedStep):
         if self.term.beta_max is not None:
             self._check_beta_prior(model, point)
         self._start_vars = self._start_variables(model)
-        self._mple_cache = None
+        self._profile_cache = None
         self.chain = self._new_chain()
 
     # -- construction ---------------------------------------------------------------------
@@ -228,20 +228,16 @@ class PottsStep(BlockedStep):
                 )
 
     def _beta_value_at(self, model, point, beta_value):
-        """The value-scale point of a free beta at ``beta_value`` with its log density and
-        beta there, or None when beta is an expression or the value is outside the transform."""
+        """The log density and beta where a free beta is ``beta_value``, or None when beta is
+        an expression or the value lies outside its transform."""
         beta_rv = self.term_rv.owner.inputs[2]
         if beta_rv not in model.free_RVs:
             return None
-        value_var = model.rvs_to_values[beta_rv]
-        value = np.asarray(beta_value)
-        transform = model.rvs_to_transforms.get(beta_rv)
-        if transform is not None:
-            with np.errstate(all="ignore"):
-                value = transform.forward(value, *beta_rv.owner.inputs).eval()
-        if not np.all(np.isfinite(value)):
+        value = _to_value(beta_rv, model.rvs_to_transforms.get(beta_rv),
+                          np.asarray(beta_value, dtype=float))
+        if value is None:
             return None
-        lp, beta, _ = self._eval_at({**point, value_var.name: value})
+        lp, beta, _ = self._eval_at({**point, model.rvs_to_values[beta_rv].name: value})
         return lp, beta
 
     def _check_beta_support(self, model, point):
@@ -275,11 +271,20 @@ class PottsStep(BlockedStep):
 
     # -- the start of a chain -------------------------------------------------------------
 
+    def _profile(self, beta_upper):
+        if self._profile_cache is None or self._profile_cache[0] != beta_upper:
+            profile = self.term.pseudo_likelihood_profile(self.y, beta_upper)
+            self._profile_cache = (beta_upper, profile)
+        return self._profile_cache[1]
+
     def mple(self, beta_upper: float = 4.0):
         """The maximum pseudo-likelihood estimate ``(beta, theta)`` of the observed labels."""
-        if self._mple_cache is None or self._mple_cache[0] != beta_upper:
-            self._mple_cache = (beta_upper, self.term.max_pseudo_likelihood(self.y, beta_upper))
-        return self._mple_cache[1]
+        thetas, beta_hat, log_pl = self._profile(beta_upper)
+        best = int(np.argmax(log_pl))
+        return float(beta_hat[best]), thetas[best].item()
+
+    def _beta_upper(self):
+        return self.term.beta_max if self.term.beta_max is not None else 4.0
 
     def _start_variables(self, model):
         """The block's scalar variables that are the term's beta or theta themselves."""
@@ -294,17 +299,12 @@ class PottsStep(BlockedStep):
     def _start_values(self):
         """The maximum pseudo-likelihood estimate on the value scale of each start variable."""
         if not hasattr(self, "_start_cache"):
-            upper = self.term.beta_max if self.term.beta_max is not None else 4.0
-            mple = self.mple(upper)
+            mple = self.mple(self._beta_upper())
             self._start_cache = {}
             for name, _, role, rv, transform in self._start_vars:
-                value = np.asarray(mple[role], dtype=float)
-                try:
-                    if transform is not None:
-                        value = transform.forward(value, *rv.owner.inputs).eval()
-                except Exception:  # noqa: BLE001 - a transform that needs other variables
-                    continue
-                self._start_cache[name] = float(value)
+                value = _to_value(rv, transform, np.asarray(mple[role], dtype=float))
+                if value is not None:
+                    self._start_cache[name] = float(value)
         return self._start_cache
 
     def _start(self, x):
@@ -415,6 +415,19 @@ class PottsStep(BlockedStep):
                 f"{bound}); give initvals inside it")
         if beta > self.field.beta_max:
             raise self._beta_error(beta)
+
+
+def _to_value(rv, transform, value):
+    """``value`` of ``rv`` on its value (transformed) scale; None where the transform needs
+    other variables or the value lies outside it."""
+    try:
+        if transform is not None:
+            with np.errstate(all="ignore"):
+                value = transform.forward(value, *rv.owner.inputs).eval()
+    except Exception:  # noqa: BLE001 - a transform that needs other variables
+        return None
+    value = np.asarray(value, dtype=float)
+    return value if np.all(np.isfinite(value)) else None
 
 
 def _check_count(value, name):
