@@ -116,11 +116,12 @@ class PottsTerm:
         y = np.asarray(y, dtype=np.int64)
         thetas = self.pseudo_likelihood_grid()
         beta_hat, log_pl = np.empty(thetas.size), np.empty(thetas.size)
+        a = self.class_weights
         for i, theta in enumerate(thetas):
-            theta = theta.item()
-            res = minimize_scalar(lambda b: -self.log_pseudo_likelihood(y, b, theta),
-                                  bounds=(0.0, beta_upper), method="bounded",
-                                  options={"xatol": 1e-4})
+            c = self.graph.coupling(theta.item())  # not cached: k_max couplings would not fit
+            res = minimize_scalar(
+                lambda b: -log_pseudo_likelihood(c.indptr, c.indices, c.data, y, b, a),
+                bounds=(0.0, beta_upper), method="bounded", options={"xatol": 1e-4})
             beta_hat[i], log_pl[i] = res.x, -res.fun
         return thetas, beta_hat, log_pl
 

@@ -148,3 +148,11 @@ def test_window_tau_sees_a_slowly_mixing_tail(rng):
     tail = integrated_time(x <= np.quantile(x, 0.05))
     assert tail > 2 * integrated_time(x)
     assert Adaptation._window_tau(x[:, None]) == tail
+
+
+def test_a_window_without_a_move_asks_for_more_iterations(rng):
+    a = adaptation(graph=())
+    a.iterations = 8
+    still = np.tile(rng.normal(size=(1, 3)), (FIRST_WINDOW, 1))
+    assert observe(a, still, acc=0.0)
+    assert a.iterations == 16

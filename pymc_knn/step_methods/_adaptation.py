@@ -197,7 +197,10 @@ class Adaptation:
         self._learn_covariance(block, accepted)
         self.tau = self._window_tau(block)
         if self.adapt_iterations:
-            self.iterations = min(iterations_for(self.tau), self.max_iterations)
+            # a window in which the chain never moved is slower than it can measure: more
+            # iterations, never fewer (Møller from a poor plug-in can sit for a while)
+            want = iterations_for(self.tau) if accepted else 2 * self.iterations
+            self.iterations = min(want, self.max_iterations)
         self._last_window_iterations = len(block)
         self.window_length *= 2
         self._window, self._filled = [], 0
