@@ -56,7 +56,8 @@ class Posterior:
     idata : arviz.InferenceData
         With a ``posterior`` group from ``pm.sample`` on ``model``.
     model : pymc.Model, optional
-        The model that produced ``idata``; default the model of the current ``with`` context.
+        The model that produced ``idata``; default the model of the current ``with`` context,
+        and outside any, the term ``idata`` records (:mod:`pymc_knn.records`).
     var_name : str, optional
         The observed ``PottsKNN`` or ``DistanceNN`` variable; needed only when the model has
         several.
@@ -251,7 +252,8 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         New covariates, on the scale of the training covariates (the model's standardisation is
         applied to them).
     model : pymc.Model, optional
-        Default: the model of the current ``with`` context.
+        Default: the model of the current ``with`` context; outside any, the covariates and
+        options ``idata`` records (a fit saved with ``to_netcdf`` predicts on its own).
     var_name : str, optional
         The Potts term, when the model has several.
     classes : array_like, optional
