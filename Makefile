@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow test-boundscheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
+
+# the default tests with every numba array access bounds-checked (own cache: other machine code)
+test-boundscheck: $(STAMP)
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck $(BIN)/python -m pytest -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py
