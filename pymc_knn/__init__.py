@@ -12,11 +12,11 @@ from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
 from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
 from .phase import beta_max, mean_energy_curve
-from .predict import (add_predictions, predict_proba, predictive_summary, summarize_proba,
-                      uncertainty_zones)
+from .predict import (add_predictions, imputed_proba, predict_proba, predictive_summary,
+                      summarize_proba, uncertainty_zones)
 from .safety import install as _install
 from .sklearn import BayesianKNNClassifier
-from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
+from .step_methods import Exchange, Moller, PottsGibbs, PseudoLikelihoodMetropolis
 
 _install()
 
@@ -29,6 +29,7 @@ __all__ = [
     "DistanceGraph",
     "DistanceNN",
     "Exchange",
+    "PottsGibbs",
     "PottsKNN",
     "PseudoLikelihoodMetropolis",
     "KNNGraph",
@@ -38,6 +39,7 @@ __all__ = [
     "beta_max",
     "check_convergence",
     "datasets",
+    "imputed_proba",
     "kernels",
     "knn_error_rates",
     "knn_predict",

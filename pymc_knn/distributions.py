@@ -18,8 +18,10 @@ import warnings
 import numpy as np
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
-from pymc.distributions.distribution import Distribution
+from pymc.distributions.distribution import Distribution, PartialObservedRV, _support_point
+from pymc.distributions.shape_utils import rv_size_is_none
 from pymc.logprob.abstract import _logprob
+from pymc.pytensorf import convert_data
 from pytensor.gradient import grad_not_implemented, grad_undefined
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
@@ -123,12 +125,51 @@ def _potts_logp(op: PottsRV, values, rng, size, beta, theta, **kwargs):
 _logprob.register(PottsRV)(_potts_logp)
 
 
+@_support_point.register(PottsRV)
+def _potts_support_point(op, rv, rng, size, beta, theta):
+    """Every label in class 0: a valid start for missing labels (their Gibbs step moves them)."""
+    batch = pt.broadcast_arrays(beta, theta)[0].shape if rv_size_is_none(size) else size
+    return pt.zeros((*batch, op.term.n), dtype="int64")
+
+
+def split_missing(observed):
+    """Labels as PyMC sees them: ``(known, mask)``, ``mask`` True where a label is missing (a
+    masked entry or NaN, as :func:`pymc.pytensorf.convert_data` marks them), or None."""
+    if not hasattr(observed, "isnull"):  # pandas objects mark their own missing values
+        observed = np.asanyarray(observed)
+        if observed.dtype.kind != "f" and not isinstance(observed, np.ma.MaskedArray):
+            return observed, None
+    data = convert_data(observed)
+    if isinstance(data, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(data)
+        return np.asarray(data.data)[~mask], mask
+    return np.asarray(data), None
+
+
+def _as_observed(observed):
+    """Labels with missing values as a masked integer array (NaN would be cast to int first)."""
+    if observed is None:
+        return None
+    known, mask = split_missing(observed)
+    if mask is None:
+        return observed
+    full = np.zeros(mask.shape, dtype=np.int64)
+    full[~mask] = known
+    return np.ma.masked_array(full, mask=mask)
+
+
 def _observed_classes(observed, n, n_classes):
     if observed is None:
         if n_classes is None:
             raise ValueError("give n_classes when the labels are not observed")
         return n_classes
-    y = check_labels(np.asarray(observed), n, n_classes)
+    known, mask = split_missing(observed)
+    if mask is not None:
+        if mask.shape != (n,):
+            raise ValueError(f"got {mask.size} labels for {n} points; they must match")
+        if mask.all():
+            raise ValueError("every observed label is missing: observe at least two classes")
+    y = check_labels(known, n if mask is None else None, n_classes)
     G = n_classes if n_classes is not None else int(y.max()) + 1
     counts = np.bincount(y, minlength=G)
     if np.count_nonzero(counts) < 2:
@@ -203,7 +244,8 @@ class PottsKNN(_PottsDistribution):
                 **kwargs):
         term = cls._term(X, neighbours, class_weights, n_classes, k_max, standardize, observed,
                          beta_max)
-        return super().__new__(cls, name, beta, k, term=term, observed=observed, **kwargs)
+        return super().__new__(cls, name, beta, k, term=term, observed=_as_observed(observed),
+                               **kwargs)
 
     rv_type = PottsRV
     rv_op = classmethod(_rv_op)
@@ -221,7 +263,7 @@ class PottsKNN(_PottsDistribution):
             )
         n = np.shape(X)[0]
         G = _observed_classes(observed, n, n_classes)
-        K = max_k(np.asarray(observed)) if observed is not None else n - 1
+        K = max_k(split_missing(observed)[0]) if observed is not None else n - 1
         if k_max is None:
             k_max = K
         elif k_max > K:
@@ -256,7 +298,8 @@ class DistanceNN(_PottsDistribution):
         G = _observed_classes(observed, n, n_classes)
         graph = DistanceGraph(X, kernel=kernel, standardize=standardize)
         term = PottsTerm(graph, G, class_weights, beta_max)
-        return super().__new__(cls, name, beta, sigma, term=term, observed=observed, **kwargs)
+        return super().__new__(cls, name, beta, sigma, term=term,
+                               observed=_as_observed(observed), **kwargs)
 
     rv_type = PottsRV
     rv_op = classmethod(_rv_op)
@@ -266,16 +309,67 @@ class DistanceNN(_PottsDistribution):
         return super().dist([beta, sigma], term=term, **kwargs)
 
 
+def potts_node(rv):
+    """The ``PottsRV`` node behind a variable: its own, or that of a partially observed Potts
+    term (labels with missing values, split by PyMC into ``<name>_observed`` and
+    ``<name>_unobserved``); None for any other variable."""
+    owner = rv.owner
+    if owner is None:
+        return None
+    if isinstance(owner.op, PottsRV):
+        return owner
+    if isinstance(owner.op, PartialObservedRV):
+        base = owner.inputs[0].owner
+        if base is not None and isinstance(base.op, PottsRV):
+            return base
+    return None
+
+
+def _is_missing_part(rv) -> bool:
+    return isinstance(rv.owner.op, PartialObservedRV) and rv.owner.outputs.index(rv) == 1
+
+
 def potts_terms(model) -> list:
-    """The Potts-likelihood random variables of a model (observed or not)."""
-    return [rv for rv in model.basic_RVs if isinstance(rv.owner.op, PottsRV)]
+    """The Potts-likelihood random variables of a model (observed or not): for labels with
+    missing values, the observed part (which carries the term's log density)."""
+    return [rv for rv in model.basic_RVs
+            if potts_node(rv) is not None and not _is_missing_part(rv)]
+
+
+def term_name(rv) -> str:
+    """The name the user gave a Potts term (``y`` for both parts of a partially observed one)."""
+    node = potts_node(rv)
+    return node.outputs[node.op.default_output].name or rv.name
+
+
+def missing_labels(model, rv):
+    """``(sites, value_var)`` of a Potts term's missing labels (their indices and the free
+    variable PyMC imputes them with), or None when every label is observed."""
+    owner = rv.owner
+    if not isinstance(owner.op, PartialObservedRV):
+        return None
+    mask = np.asarray(pt.as_tensor_variable(owner.inputs[1]).eval(), dtype=bool)
+    return np.flatnonzero(mask), model.rvs_to_values[owner.outputs[1]]
+
+
+def term_labels(model, rv) -> np.ndarray:
+    """A Potts term's labels, all ``n`` of them; missing ones are -1."""
+    known = np.asarray(model.rvs_to_values[rv].data, dtype=np.int64)
+    missing = missing_labels(model, rv)
+    if missing is None:
+        return known
+    y = np.full(potts_node(rv).op.term.n, -1, dtype=np.int64)
+    keep = np.ones(y.size, dtype=bool)
+    keep[missing[0]] = False
+    y[keep] = known
+    return y
 
 
 def potts_parameter_rvs(model, term_rv) -> list:
     """The free variables a Potts term's beta and theta are functions of, directly or through
     Deterministics; not those that reach them only through another free variable's prior (a
     hyper-parameter's conditional does not involve the normalising constant)."""
-    reached = set(ancestors(term_rv.owner.inputs[2:], blockers=model.free_RVs))
+    reached = set(ancestors(potts_node(term_rv).inputs[2:], blockers=model.free_RVs))
     return [rv for rv in model.free_RVs if rv in reached]
 
 

@@ -35,11 +35,12 @@ from pytensor.graph.traversal import ancestors
 from ._validation import check_covariates
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph
 from .kernels import predictive as _k
+from .distributions import potts_node
 from .records import recorded_terms, term_from_idata
 from .terms import PottsTerm
 
-__all__ = ["add_predictions", "predict_proba", "predictive_summary", "summarize_proba",
-           "uncertainty_zones"]
+__all__ = ["add_predictions", "imputed_proba", "predict_proba", "predictive_summary",
+           "summarize_proba", "uncertainty_zones"]
 
 SAMPLE_DIMS = ("chain", "draw")
 LAZY_ELEMENTS = 1 << 26
@@ -78,21 +79,24 @@ class Posterior:
         self._row_sums_cache = (None, None)  # d-nn: (sigmas' bytes, (M, S))
 
     def _from_model(self, idata, model, var_name):
-        from .distributions import potts_terms
+        from .distributions import missing_labels, potts_node, potts_terms, term_name
 
         terms = [rv for rv in potts_terms(model) if rv in model.observed_RVs]
         if var_name is not None:
-            terms = [rv for rv in terms if rv.name == var_name]
+            terms = [rv for rv in terms if term_name(rv) == var_name]
         if len(terms) != 1:
-            names = [rv.name for rv in potts_terms(model)]
+            names = [term_name(rv) for rv in potts_terms(model)]
             raise ValueError(
                 f"give var_name= as one of the model's observed Potts terms {names}"
                 if var_name is not None or names else
                 "the model has no observed PottsKNN or DistanceNN term to predict with"
             )
         self.rv = terms[0]
-        self.name = self.rv.name
-        self.term: PottsTerm = self.rv.owner.op.term
+        self.name = term_name(self.rv)
+        missing = missing_labels(model, self.rv)
+        if missing is not None:
+            _refuse_missing(self.name, missing[0].size)
+        self.term: PottsTerm = potts_node(self.rv).op.term
         self.y = np.asarray(model.rvs_to_values[self.rv].data, dtype=np.int64)
         self._check_idata(idata)
         self.beta, self.theta = self._parameter_draws(idata.posterior, model)
@@ -100,6 +104,8 @@ class Posterior:
     def _from_record(self, idata, var_name):
         """The term and draws from what ``idata`` records (a fit saved and reloaded)."""
         self.name, self.term, spec = term_from_idata(idata, var_name)
+        if spec.get("missing_labels"):
+            _refuse_missing(self.name, len(spec["missing_labels"]))
         observed = getattr(idata, "observed_data", None)
         if observed is None or self.name not in observed:
             raise ValueError(f"idata has no observed_data[{self.name!r}], the training labels: "
@@ -136,7 +142,7 @@ class Posterior:
                     "was sampled from another model or data set")
 
     def _parameter_draws(self, posterior, model):
-        params = self.rv.owner.inputs[2:]
+        params = potts_node(self.rv).inputs[2:]
         anc = set(ancestors(params))
         inputs = [rv for rv in model.free_RVs if rv in anc]
         missing = [rv.name for rv in inputs if rv.name not in posterior]
@@ -216,6 +222,15 @@ class Posterior:
         return value
 
 
+def _refuse_missing(name, count):
+    raise ValueError(
+        f"{name!r} was fitted with {count} missing training labels: the predictive of a new point "
+        "would have to average over their imputed values, which predict_proba does not do. The "
+        f"missing points' own class probabilities are pk.imputed_proba(idata, {name!r}); to "
+        "predict new points, append them to X with missing labels and refit (the joint "
+        "prediction), or fit on the labelled points only")
+
+
 def _checked_new(post: Posterior, X_new) -> np.ndarray:
     X_new = check_covariates(X_new, "X_new", min_rows=1)
     p = post.term.graph.n_features
@@ -230,8 +245,7 @@ def _chunks(m: int, per_point: int, budget: int = CHUNK_ELEMENTS):
     return [slice(s, min(m, s + size)) for s in range(0, m, size)]
 
 
-def _class_coord(post: Posterior, classes):
-    G = post.term.n_classes
+def _class_coord(G: int, classes):
     if classes is None:
         return np.arange(G)
     classes = np.asarray(classes)
@@ -282,7 +296,7 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     coords = {**post.coords, "point": np.arange(X_new.shape[0]),
-              "class": _class_coord(post, classes)}
+              "class": _class_coord(post.term.n_classes, classes)}
     dims = (*SAMPLE_DIMS, "point", "class")
     name = f"{post.name}_proba"
     if joint:
@@ -317,6 +331,41 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     out = xr.DataArray(data, coords=coords, dims=dims, name=name)
     out.attrs["method"] = "independent (Cucala et al. 2009, eq. 5)"
     return out
+
+
+def imputed_proba(idata, var_name=None, classes=None) -> xr.DataArray:
+    """Posterior class probabilities of a Potts term's missing training labels.
+
+    When the observed labels have missing values (a masked array or NaN), ``pm.sample`` draws
+    them as ``<var_name>_unobserved`` (:class:`~pymc_knn.PottsGibbs`), jointly with the
+    parameters: the joint prediction of Segerie and Peyrot (section 3.1). Each missing point's
+    class probabilities are the classes' frequencies among its draws.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From ``pm.sample`` (its record of the term tells which points were missing).
+    var_name : str, optional
+        The Potts term, when the model has several.
+    classes : array_like, optional
+        Labels for the ``class`` coordinate (default ``0..G-1``).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``(point, class)``, ``point`` the missing points' indices among the training points,
+        named ``f"{var_name}_imputed_proba"``.
+    """
+    name, _, spec = term_from_idata(idata, var_name)
+    sites = spec.get("missing_labels")
+    if not sites:
+        raise ValueError(f"{name!r} had no missing labels: every training label was observed")
+    draws = np.asarray(idata.posterior[f"{name}_unobserved"]).reshape(-1, len(sites))
+    G = spec["n_classes"]
+    counts = np.stack([(draws == g).mean(axis=0) for g in range(G)], axis=1)
+    return xr.DataArray(counts, coords={"point": np.asarray(sites),
+                                        "class": _class_coord(G, classes)},
+                        dims=("point", "class"), name=f"{name}_imputed_proba")
 
 
 def _joint_graph(post: Posterior, X_new):
@@ -396,7 +445,8 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
         lambda X: post.strengths(X, thetas), X_new, thetas.size, t_index, beta,
         counts.astype(np.float64), post.term.n_classes, post.term.is_knn, post.query_size(),
         ci_prob)
-    return _summary_dataset(mean, lower, upper, _class_coord(post, classes), ci_prob)
+    classes = _class_coord(post.term.n_classes, classes)
+    return _summary_dataset(mean, lower, upper, classes, ci_prob)
 
 
 def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_knn,

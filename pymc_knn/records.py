@@ -37,17 +37,20 @@ def _parameter(model, var) -> dict | None:
 
 def training_data(model) -> dict:
     """``{name}_X`` DataArrays, one per observed Potts term of ``model``."""
-    from .distributions import potts_terms
+    from .distributions import missing_labels, potts_node, potts_terms, term_name
 
     out = {}
     for rv in potts_terms(model):
         if rv not in model.observed_RVs:
             continue
-        term = rv.owner.op.term
-        spec = {**term.spec(), "beta": _parameter(model, rv.owner.inputs[2]),
-                "theta": _parameter(model, rv.owner.inputs[3])}
-        out[covariates_name(rv.name)] = xr.DataArray(
-            term.graph.X_input, dims=(f"{rv.name}_dim_0", f"{rv.name}_feature"),
+        node, name = potts_node(rv), term_name(rv)
+        term = node.op.term
+        missing = missing_labels(model, rv)
+        spec = {**term.spec(), "beta": _parameter(model, node.inputs[2]),
+                "theta": _parameter(model, node.inputs[3]),
+                "missing_labels": [] if missing is None else missing[0].tolist()}
+        out[covariates_name(name)] = xr.DataArray(
+            term.graph.X_input, dims=(f"{name}_dim_0", f"{name}_feature"),
             attrs={ATTR: json.dumps(spec)})
     return out
 

@@ -36,7 +36,7 @@ from pymc.util import get_value_vars_from_user_vars
 
 from .distributions import potts_parameters, potts_terms
 from .records import with_training_data
-from .step_methods import Exchange, Moller, PottsStep, PseudoLikelihoodMetropolis
+from .step_methods import Exchange, Moller, PottsGibbs, PottsStep, PseudoLikelihoodMetropolis
 from .step_methods._steps import _MODEL
 
 
@@ -153,7 +153,7 @@ def _patch(wrapper, *places):
 
 def install() -> None:
     """Register the steps and the checks (idempotent)."""
-    for i, cls in enumerate((Exchange, Moller, PseudoLikelihoodMetropolis)):
+    for i, cls in enumerate((Exchange, Moller, PseudoLikelihoodMetropolis, PottsGibbs)):
         if cls not in pm.STEP_METHODS:
             pm.STEP_METHODS.insert(i, cls)
     if not getattr(_mcmc.assign_step_methods, "_pymc_knn_checked", False):

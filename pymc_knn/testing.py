@@ -94,9 +94,16 @@ def _trapezoid_weights(x: np.ndarray) -> np.ndarray:
     return w
 
 
+def _completions(y, missing, G) -> np.ndarray:
+    """Every labeling that agrees with ``y`` outside ``missing``: ``(G^len(missing), n)``."""
+    out = np.repeat(y[None, :], G ** missing.size, axis=0)
+    out[:, missing] = all_labelings(missing.size, G)
+    return out
+
+
 def exact_posterior(graph: NeighbourGraph, y, beta, params, log_prior: Callable | None = None,
                     n_classes: int | None = None, class_weights=None,
-                    pseudo: bool = False) -> xr.Dataset:
+                    pseudo: bool = False, missing=None) -> xr.Dataset:
     """Exact posterior (or pseudo-posterior) of ``(beta, k)`` or ``(beta, sigma)`` on a grid.
 
     ``p(beta, theta | y) ∝ pi(beta, theta) exp(beta E_theta(y)) / Z(beta, theta)``; with
@@ -120,40 +127,60 @@ def exact_posterior(graph: NeighbourGraph, y, beta, params, log_prior: Callable 
     class_weights : array_like, optional
     pseudo : bool
         Use the pseudo-likelihood instead of the likelihood.
+    missing : array_like of int, optional
+        Indices of missing labels (their values in ``y`` are ignored): the likelihood sums over
+        their ``G^len(missing)`` completions, and the result also holds their posterior.
 
     Returns
     -------
     xarray.Dataset
         Dims ``("beta", graph.parameter)``: ``log_density`` (normalised: trapezoid rule over
         beta, and over sigma for d-nn; a sum over k), and ``mass``, the probability of each grid
-        node under that rule, which sums to 1. Marginals are sums of ``mass``.
+        node under that rule, which sums to 1. Marginals are sums of ``mass``. With ``missing``,
+        ``label_proba`` ``("missing", "class")``: each missing label's posterior probabilities.
     """
+    missing = np.unique(np.asarray([] if missing is None else missing, dtype=np.int64))
+    y = np.array(y)
+    y[missing] = 0
     y = check_labels(y, graph.n_points, n_classes)
     G = check_n_classes(n_classes if n_classes is not None else max(int(y.max()) + 1, 2))
+    if pseudo and missing.size:
+        raise ValueError("missing labels are supported for the likelihood only, not pseudo=True")
     a = check_class_weights(class_weights, G)
     betas = np.asarray(beta, dtype=np.float64)
     params = np.asarray(params)
-    loglik = np.empty((betas.size, params.size))
+    completions = _completions(y, missing, G)
+    # loglik[v, b, t] = beta E_t(completion v) - log Z(beta, t)
+    loglik = np.empty((completions.shape[0], betas.size, params.size))
     for c, theta in enumerate(params):
         theta = theta.item()
         if pseudo:
             indptr, indices, data = graph.conditional_weights(theta)
-            loglik[:, c] = [log_pseudo_likelihood(indptr, indices, data, y, b, a) for b in betas]
+            loglik[0, :, c] = [log_pseudo_likelihood(indptr, indices, data, y, b, a)
+                               for b in betas]
         else:
             coupling = graph.coupling(theta)
             e_all = state_energies(coupling, G, a)
-            e_y = e_all[labeling_index(y, G)[0]]
-            loglik[:, c] = betas * e_y - _log_z(e_all, betas)
+            e_y = e_all[labeling_index(completions, G)]
+            loglik[:, :, c] = betas[None, :] * e_y[:, None] - _log_z(e_all, betas)[None, :]
     B, P = np.meshgrid(betas, params, indexing="ij")
-    logp = loglik + (0.0 if log_prior is None else np.broadcast_to(log_prior(B, P), B.shape))
+    prior = 0.0 if log_prior is None else np.broadcast_to(log_prior(B, P), B.shape)
     wb = _trapezoid_weights(betas)
     wp = np.ones(params.size) if graph.parameter == "k" else _trapezoid_weights(params.astype(float))
     quad = np.outer(wb, wp)
+    joint = loglik + prior  # per completion
     with np.errstate(divide="ignore"):
-        log_norm = logsumexp(logp, b=quad)
-    logp = logp - log_norm
+        log_norm = logsumexp(joint, b=np.broadcast_to(quad, joint.shape))
+        logp = logsumexp(joint, axis=0) - log_norm
+        completion_mass = np.exp(logsumexp(joint, axis=(1, 2), b=quad) - log_norm)
     dims = ("beta", graph.parameter)
     coords = {"beta": betas, graph.parameter: params}
-    return xr.Dataset(
+    out = xr.Dataset(
         {"log_density": (dims, logp), "mass": (dims, np.exp(logp) * quad)}, coords=coords
     )
+    if missing.size:
+        onehot = completions[:, missing, None] == np.arange(G)
+        proba = np.einsum("v,vmg->mg", completion_mass, onehot)
+        out["label_proba"] = xr.DataArray(proba, dims=("missing", "class"),
+                                          coords={"missing": missing, "class": np.arange(G)})
+    return out

@@ -19,6 +19,7 @@ import pytest
 from scipy import stats
 
 import pymc_knn as pk
+from pymc_knn.distributions import potts_node
 from pymc_knn.testing import exact_posterior
 
 from conftest import small_problem
@@ -45,12 +46,13 @@ def dnn_model(X, y, kernel, beta_max=3.0):
     return model
 
 
-def oracle(model, y, beta_max, pseudo=False, log_prior=None):
-    term = model["y"].owner.op.term
+def oracle(model, y, beta_max, pseudo=False, log_prior=None, missing=None):
+    term = potts_node(model.observed_RVs[0]).op.term
     params = (np.arange(1, term.graph.k_max + 1) if term.is_knn
               else np.linspace(*SIGMA, 281))
     return exact_posterior(term.graph, y, np.linspace(0.0, beta_max, 601), params,
-                           log_prior=log_prior, n_classes=term.n_classes, pseudo=pseudo)
+                           log_prior=log_prior, n_classes=term.n_classes, pseudo=pseudo,
+                           missing=missing)
 
 
 def run(model, step, draws=4000, tune=1000, seed=7):
@@ -71,9 +73,10 @@ def check_against_oracle(idata, post):
     draws = idata.posterior
     ess = float(az.ess(draws["beta"]).to_array().item())
     assert ess > MIN_ESS, f"ESS(beta) = {ess:.0f}: too few for its MCSE to be trusted"
-    param = next(d for d in post.dims if d != "beta")
+    mass = post["mass"]
+    param = next(d for d in mass.dims if d != "beta")
     for name in ("beta", param):
-        marginal = post["mass"].sum([d for d in post.dims if d != name])
+        marginal = mass.sum([d for d in mass.dims if d != name])
         if name == "k":
             for j, p in zip(marginal[name].values, marginal.values):
                 close((draws["k"] == j).astype(float), float(p), f"P(k={j})")
@@ -182,6 +185,26 @@ def test_a_hyper_prior_on_beta_is_left_to_nuts():
     joint = conditional(flat["beta"].values) * flat.values
     exact_tau = float((taus * joint.sum(axis=1)).sum() / joint.sum())
     close(idata.posterior["tau"], exact_tau, "E[tau]")
+
+
+@pytest.mark.parametrize("kind", ["knn", "dnn"])
+def test_missing_labels_are_imputed_jointly(kind):
+    """Two labels masked: Exchange on the parameters and PottsGibbs on the missing labels target
+    their joint posterior. The oracle sums the likelihood over the missing labels' completions:
+    the parameters' marginal and each missing label's posterior probability must match."""
+    X, y = small_problem(6, n=8, G=2)
+    missing = [int(np.flatnonzero(y == 0)[0]), int(np.flatnonzero(y == 1)[0])]
+    observed = np.ma.masked_array(y, mask=np.isin(np.arange(y.size), missing))
+    model = knn_model(X, observed, 3) if kind == "knn" else dnn_model(X, observed, "gaussian")
+    with model:
+        step = [pk.Exchange(sampler="enumerate"), pk.PottsGibbs()]
+    idata = run(model, step)
+    post = oracle(model, y, 3.0, missing=missing)
+    check_against_oracle(idata, post)
+    draws = idata.posterior["y_unobserved"]
+    for j, site in enumerate(missing):
+        exact = float(post["label_proba"].sel(missing=site, **{"class": 1}))
+        close((draws[..., j] == 1).astype(float), exact, f"P(y_{site} = 1)")
 
 
 @pytest.mark.parametrize("kind", ["knn", "dnn"])

@@ -8,6 +8,8 @@
   the auxiliary ``z`` is part of the chain's state, with a plug-in target ``q(z | theta_hat)``.
 * :class:`PseudoLikelihoodMetropolis` — Metropolis on the pseudo-posterior (Cucala et al. 2009,
   section 3.2): fast, biased.
+* :class:`PottsGibbs` — Gibbs sweeps over a term's missing labels (exact: their full conditionals
+  involve no normalising constant).
 
 Each is a thin adapter around one numba kernel, :func:`pymc_knn.kernels.mcmc.run_iterations`,
 which runs many Metropolis-Hastings iterations per stored draw; the proposal, and the number of
@@ -16,6 +18,7 @@ iterations per draw, are tuned during ``pm.sample``'s tuning draws only
 """
 
 from ._adaptation import TARGET_ACCEPT, TARGET_TAU, integrated_time, iterations_for
+from ._labels import PottsGibbs
 from ._steps import (MAX_ITERATIONS_PER_DRAW, Exchange, Moller, PottsStep,
                      PseudoLikelihoodMetropolis, current_model)
 
@@ -25,6 +28,7 @@ __all__ = [
     "TARGET_TAU",
     "Exchange",
     "Moller",
+    "PottsGibbs",
     "PottsStep",
     "PseudoLikelihoodMetropolis",
     "current_model",

@@ -16,11 +16,13 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
 from .._validation import check_positive
-from ..distributions import potts_parameter_rvs, potts_parameters, potts_terms
+from ..distributions import (missing_labels, potts_node, potts_parameter_rvs, potts_parameters,
+                             potts_terms, term_labels)
 from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
 from ._adaptation import TARGET_ACCEPT, Adaptation
+from ._labels import impute_nearest
 from ._tractable import TractableLogp
 
 __all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "current_model"]
@@ -129,8 +131,13 @@ class PottsStep(BlockedStep):
         if stray:
             raise ValueError(f"{stray} are not parameters of the Potts term {self.term_rv.name!r}")
         self.vars = vars
-        self.term = self.term_rv.owner.op.term
-        self.y = np.asarray(model.rvs_to_values[self.term_rv].data, dtype=np.int64)
+        self.node = potts_node(self.term_rv)
+        self.term = self.node.op.term
+        self._missing = missing_labels(model, self.term_rv)
+        self.y = term_labels(model, self.term_rv)
+        point = model.initial_point() if initial_point is None else initial_point
+        if self._missing is not None:
+            self.y = impute_nearest(self.term, self.y)
         self.aux = self._auxiliary(sampler, sweeps, start, max_sweeps)
         self.proposal_sd = check_positive(proposal_sd, "proposal_sd")
         self.k_radius = self._check_k_radius(k_radius)
@@ -142,12 +149,11 @@ class PottsStep(BlockedStep):
         self.target_accept = float(target_accept)
         self.tune = self.adapt = bool(tune)
         self.rng = np.random.default_rng(rng)
-        point = model.initial_point() if initial_point is None else initial_point
         self._default = {v.name: np.asarray(point[v.name]) for v in vars}
         self.tractable = TractableLogp(model, self.term_rv, vars, point)
         self.layout = self.tractable.layout
         self._positions(model)
-        self.field = _field(self.term, self.y)
+        self.field = _field(self.term, self.y.copy())
         if self.term.is_knn:
             self._check_k_prior(point)
         self._check_beta_support(model, point)
@@ -179,7 +185,7 @@ class PottsStep(BlockedStep):
         alone) and the graph's (any that ``k`` or ``sigma`` depends on, and any discrete one),
         with the cut of each discrete move: ``[1, k_max]`` for a ``k`` that is the term's own
         input, none otherwise."""
-        theta_rv = self.term_rv.owner.inputs[3]
+        theta_rv = self.node.inputs[3]
         moves_graph = set(ancestors([theta_rv]))
         free, graph, discrete, lower, upper = [], [], [], [], []
         for v, sl in zip(self.vars, self.layout.slices):
@@ -230,7 +236,7 @@ class PottsStep(BlockedStep):
     def _beta_value_at(self, model, point, beta_value):
         """The log density and beta where a free beta is ``beta_value``, or None when beta is
         an expression or the value lies outside its transform."""
-        beta_rv = self.term_rv.owner.inputs[2]
+        beta_rv = self.node.inputs[2]
         if beta_rv not in model.free_RVs:
             return None
         value = _to_value(beta_rv, model.rvs_to_transforms.get(beta_rv),
@@ -291,7 +297,7 @@ class PottsStep(BlockedStep):
         out = []
         for v, sl in zip(self.vars, self.layout.slices):
             rv = model.values_to_rvs[v]
-            for role, term_input in enumerate(self.term_rv.owner.inputs[2:]):
+            for role, term_input in enumerate(self.node.inputs[2:]):
                 if rv is term_input and sl.stop - sl.start == 1:
                     out.append((v.name, sl, role, rv, model.rvs_to_transforms.get(rv)))
         return out
@@ -356,8 +362,22 @@ class PottsStep(BlockedStep):
 
     # -- one draw -------------------------------------------------------------------------
 
+    def _sync_labels(self, point):
+        """Missing labels: the field's labels are the observed ones and the current imputed
+        ones (moved by :class:`~pymc_knn.PottsGibbs` between draws)."""
+        sites, value_var = self._missing
+        new = np.asarray(point[value_var.name], dtype=np.int64)
+        y = self.field.y
+        if np.array_equal(y[sites], new):
+            return
+        y[sites] = new
+        if self.term.is_knn:
+            self.field.energy_y[:] = self.term.graph.energy_all_k(y, self.term.class_weights)
+
     def step(self, point):
         chain = self.chain
+        if self._missing is not None:
+            self._sync_labels(point)
         x = self.layout.to_x(point)
         tuning = self.tune and self.adapt
         if tuning and not chain.started:

@@ -24,6 +24,7 @@ from numba import cfunc, njit, objmode
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.traversal import ancestors, graph_inputs
 
+from ..distributions import potts_node
 from ..kernels.mcmc import LOGP_SIGNATURE
 
 __all__ = ["Layout", "TractableLogp"]
@@ -104,8 +105,10 @@ class TractableLogp:
         point = model.initial_point() if point is None else point
         value_vars = list(block) + [v for v in model.value_vars if v not in block]
         self.layout = Layout.of(value_vars, point)
-        beta, theta = model.replace_rvs_by_values(term_rv.owner.inputs[2:])
-        others = [rv for rv in model.basic_RVs if rv is not term_rv] + list(model.potentials)
+        node = potts_node(term_rv)
+        beta, theta = model.replace_rvs_by_values(node.inputs[2:])
+        others = [rv for rv in model.basic_RVs if potts_node(rv) is not node]
+        others += list(model.potentials)
         terms = [t for t in others
                  if _depends_on(model.logp(vars=[t], jacobian=True), block)]
         lp = model.logp(vars=terms, jacobian=True) if terms else pt.constant(0.0)
