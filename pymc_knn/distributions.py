@@ -22,10 +22,11 @@ from pymc.distributions.distribution import Distribution, PartialObservedRV, _su
 from pymc.distributions.shape_utils import rv_size_is_none
 from pymc.logprob.abstract import _logprob
 from pymc.pytensorf import convert_data
+from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.gradient import grad_not_implemented, grad_undefined
-from pytensor.graph.basic import Apply
+from pytensor.graph.basic import Apply, Constant, Variable
 from pytensor.graph.op import Op
-from pytensor.graph.traversal import ancestors
+from pytensor.graph.traversal import ancestors, graph_inputs
 from pytensor.tensor.random.op import RandomVariable
 
 from ._validation import check_labels
@@ -53,6 +54,8 @@ class PottsEnergy(Op):
 
     def perform(self, node, inputs, outputs):
         z, theta = inputs
+        if z.shape != (self.term.n,):
+            raise _changed_data(z.shape, self.term.n)
         outputs[0][0] = np.asarray(self.term.energy(np.asarray(z, dtype=np.int64), theta.item()))
 
     def grad(self, inputs, output_grads):
@@ -61,6 +64,13 @@ class PottsEnergy(Op):
             grad_not_implemented(self, 1, inputs[1],
                                  "the Potts term's normalising constant is intractable"),
         ]
+
+
+def _changed_data(shape, n) -> ValueError:
+    return ValueError(
+        f"the labels have shape {shape} but the Potts term's graph has {n} points: its data "
+        "changed (pm.set_data) after the model was built. Use pm.set_data for prediction only "
+        "(pm.sample_posterior_predictive); to fit new data, build a new model")
 
 
 class PottsRV(RandomVariable):
@@ -132,6 +142,26 @@ def _potts_support_point(op, rv, rng, size, beta, theta):
     return pt.zeros((*batch, op.term.n), dtype="int64")
 
 
+def data_value(value, name: str):
+    """The array behind ``value``: itself, or the value of a ``pm.Data`` (shared) variable or
+    constant. Expressions of random or free variables are refused: the graph is built once,
+    from data."""
+    if not isinstance(value, Variable):
+        return value
+    if isinstance(value, SharedVariable):
+        return value.get_value()
+    if isinstance(value, Constant):
+        return value.data
+    roots = graph_inputs([value])
+    drawn = any(v.owner is not None and isinstance(v.owner.op, RandomVariable)
+                for v in ancestors([value]))
+    if drawn or not all(isinstance(r, (SharedVariable, Constant)) for r in roots):
+        raise ValueError(
+            f"{name} must be data (an array, or pm.Data), not an expression of the model's random "
+            "variables: the neighbour graph is built once, when the model is")
+    return value.eval()
+
+
 def split_missing(observed):
     """Labels as PyMC sees them: ``(known, mask)``, ``mask`` True where a label is missing (a
     masked entry or NaN, as :func:`pymc.pytensorf.convert_data` marks them), or None."""
@@ -148,8 +178,8 @@ def split_missing(observed):
 
 def _as_observed(observed):
     """Labels with missing values as a masked integer array (NaN would be cast to int first)."""
-    if observed is None:
-        return None
+    if observed is None or isinstance(observed, Variable):
+        return observed
     known, mask = split_missing(observed)
     if mask is None:
         return observed
@@ -242,8 +272,8 @@ class PottsKNN(_PottsDistribution):
     def __new__(cls, name, X, beta, k, *, neighbours="symmetrised", class_weights=None,
                 n_classes=None, k_max=None, standardize=True, beta_max=None, observed=None,
                 **kwargs):
-        term = cls._term(X, neighbours, class_weights, n_classes, k_max, standardize, observed,
-                         beta_max)
+        term = cls._term(data_value(X, "X"), neighbours, class_weights, n_classes, k_max,
+                         standardize, data_value(observed, "observed"), beta_max)
         return super().__new__(cls, name, beta, k, term=term, observed=_as_observed(observed),
                                **kwargs)
 
@@ -294,8 +324,9 @@ class DistanceNN(_PottsDistribution):
 
     def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
                 n_classes=None, standardize=True, beta_max=None, observed=None, **kwargs):
+        X = data_value(X, "X")
         n = np.shape(X)[0]
-        G = _observed_classes(observed, n, n_classes)
+        G = _observed_classes(data_value(observed, "observed"), n, n_classes)
         graph = DistanceGraph(X, kernel=kernel, standardize=standardize)
         term = PottsTerm(graph, G, class_weights, beta_max)
         return super().__new__(cls, name, beta, sigma, term=term,
@@ -354,11 +385,14 @@ def missing_labels(model, rv):
 
 def term_labels(model, rv) -> np.ndarray:
     """A Potts term's labels, all ``n`` of them; missing ones are -1."""
-    known = np.asarray(model.rvs_to_values[rv].data, dtype=np.int64)
+    known = np.asarray(data_value(model.rvs_to_values[rv], rv.name), dtype=np.int64)
     missing = missing_labels(model, rv)
+    n = potts_node(rv).op.term.n
+    if known.size + (0 if missing is None else missing[0].size) != n:
+        raise _changed_data(known.shape, n)
     if missing is None:
         return known
-    y = np.full(potts_node(rv).op.term.n, -1, dtype=np.int64)
+    y = np.full(n, -1, dtype=np.int64)
     keep = np.ones(y.size, dtype=bool)
     keep[missing[0]] = False
     y[keep] = known

@@ -79,7 +79,8 @@ class Posterior:
         self._row_sums_cache = (None, None)  # d-nn: (sigmas' bytes, (M, S))
 
     def _from_model(self, idata, model, var_name):
-        from .distributions import missing_labels, potts_node, potts_terms, term_name
+        from .distributions import (missing_labels, potts_node, potts_terms, term_labels,
+                                    term_name)
 
         terms = [rv for rv in potts_terms(model) if rv in model.observed_RVs]
         if var_name is not None:
@@ -97,7 +98,7 @@ class Posterior:
         if missing is not None:
             _refuse_missing(self.name, missing[0].size)
         self.term: PottsTerm = potts_node(self.rv).op.term
-        self.y = np.asarray(model.rvs_to_values[self.rv].data, dtype=np.int64)
+        self.y = term_labels(model, self.rv)
         self._check_idata(idata)
         self.beta, self.theta = self._parameter_draws(idata.posterior, model)
 

@@ -1,0 +1,59 @@
+"""pm.Data for the covariates and the labels: PyMC's own data idiom."""
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_knn as pk
+
+from conftest import small_problem
+
+
+def model_of(X, y, data=False):
+    with pm.Model() as model:
+        if data:
+            X = pm.Data("X", X)
+            y = pm.Data("labels", y)
+        beta = pm.Uniform("beta", 0, 3)
+        k = pm.DiscreteUniform("k", 1, 3)
+        pk.PottsKNN("y", X, beta, k, observed=y)
+    return model
+
+
+def sample(model):
+    with model:
+        return pm.sample(draws=30, tune=30, chains=1, cores=1, random_seed=5, progressbar=False,
+                         compute_convergence_checks=False)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return small_problem(4, n=12, G=2)
+
+
+def test_a_fit_on_pm_data_is_the_fit_on_arrays(problem):
+    X, y = problem
+    plain_model, data_model = model_of(X, y), model_of(X, y, data=True)
+    plain, data = sample(plain_model), sample(data_model)
+    for name in ("beta", "k"):
+        np.testing.assert_array_equal(plain.posterior[name], data.posterior[name])
+    np.testing.assert_allclose(pk.predict_proba(data, X[:4], model=data_model).values,
+                               pk.predict_proba(plain, X[:4], model=plain_model).values)
+
+
+def test_data_changed_after_the_model_was_built_is_refused(problem):
+    X, y = problem
+    model = model_of(X, y, data=True)
+    with model:
+        pm.set_data({"X": X[:10], "labels": y[:10]})
+        with pytest.raises(ValueError, match=r"pm.set_data.*build a new model"):
+            pm.sample(draws=5, tune=5, chains=1, progressbar=False)
+        with pytest.raises(ValueError, match=r"pm.set_data"):
+            model.compile_logp()(model.initial_point())
+
+
+def test_covariates_that_are_random_variables_are_refused(problem):
+    X, y = problem
+    with pm.Model(), pytest.raises(ValueError, match="X must be data"):
+        noise = pm.Normal("noise", size=X.shape)
+        pk.PottsKNN("y", X + noise, 1.0, 2, observed=y)
