@@ -7,7 +7,10 @@ import numpy as np
 
 def check_covariates(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 array ``(n, p)`` or raise ``ValueError``."""
-    arr = np.asarray(X)
+    try:
+        arr = np.asarray(X)
+    except ValueError as err:  # rows of different lengths
+        raise ValueError(f"{name} must be a 2-D array (n_points, n_features): {err}") from None
     if arr.dtype.kind not in "biuf":
         raise ValueError(
             f"{name} must hold numbers, got dtype {arr.dtype}; encode categorical covariates "
@@ -93,9 +96,19 @@ def check_class_weights(class_weights, n_classes: int) -> np.ndarray:
     return a
 
 
+def as_float(value, name: str, requirement: str) -> float:
+    """``value`` as a Python float, or a ``ValueError`` naming ``name`` and ``requirement``."""
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be {requirement}, got the string {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {requirement}, got {value!r}") from None
+
+
 def check_positive(value, name: str) -> float:
     """A finite, strictly positive scalar."""
-    v = float(value)
+    v = as_float(value, name, "finite and > 0")
     if not np.isfinite(v) or v <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return v
@@ -103,10 +116,26 @@ def check_positive(value, name: str) -> float:
 
 def check_beta(beta) -> float:
     """beta >= 0, finite."""
-    b = float(beta)
+    b = as_float(beta, "beta", "finite and >= 0")
     if not np.isfinite(b) or b < 0:
         raise ValueError(f"beta must be finite and >= 0, got {beta!r}")
     return b
+
+
+def check_count(value, name: str, minimum: int = 1) -> int:
+    """An integer ``>= minimum`` (a whole float is accepted; bools and strings are not)."""
+    ok = (isinstance(value, (int, float, np.integer, np.floating))
+          and not isinstance(value, (bool, np.bool_)))
+    if not ok or not float(value).is_integer() or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_flag(value, name: str) -> bool:
+    """``True`` or ``False`` (not a string such as ``"no"``, which Python reads as true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_labels_and_weights(y, n: int, class_weights=None) -> tuple[np.ndarray, np.ndarray]:

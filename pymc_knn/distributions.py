@@ -29,7 +29,7 @@ from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors, graph_inputs
 from pytensor.tensor.random.op import RandomVariable
 
-from ._validation import check_labels
+from ._validation import check_covariates, check_labels, check_n_classes
 from .graphs import DistanceGraph, KNNGraph, max_k
 from .terms import CFTP_MAX_SWEEPS, PottsTerm
 
@@ -189,6 +189,8 @@ def _as_observed(observed):
 
 
 def _observed_classes(observed, n, n_classes):
+    if n_classes is not None:
+        n_classes = check_n_classes(n_classes)
     if observed is None:
         if n_classes is None:
             raise ValueError("give n_classes when the labels are not observed")
@@ -291,12 +293,12 @@ class PottsKNN(_PottsDistribution):
                 f"neighbours must be 'symmetrised' or 'equal', got {neighbours!r} (the asymmetric "
                 "Holmes-Adams neighbourhood has no joint model)"
             )
-        n = np.shape(X)[0]
+        n = check_covariates(X).shape[0]
         G = _observed_classes(observed, n, n_classes)
         K = max_k(split_missing(observed)[0]) if observed is not None else n - 1
         if k_max is None:
             k_max = K
-        elif k_max > K:
+        elif isinstance(k_max, (int, np.integer)) and k_max > K:  # else KNNGraph refuses it
             raise ValueError(
                 f"k_max={k_max} exceeds the smallest observed class size ({K}), the largest k "
                 "Cucala et al. (2009, section 3) allow; lower it or leave it out"
@@ -325,7 +327,7 @@ class DistanceNN(_PottsDistribution):
     def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
                 n_classes=None, standardize=True, beta_max=None, observed=None, **kwargs):
         X = data_value(X, "X")
-        n = np.shape(X)[0]
+        n = check_covariates(X).shape[0]
         G = _observed_classes(data_value(observed, "observed"), n, n_classes)
         graph = DistanceGraph(X, kernel=kernel, standardize=standardize)
         term = PottsTerm(graph, G, class_weights, beta_max)

@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import check_covariates, check_labels, check_labels_and_weights, check_positive
+from ._validation import (check_covariates, check_flag, check_labels, check_labels_and_weights,
+                          check_positive)
 from .kernels import energy as _energy
 from .kernels import knn_energy_all_k
 from .kernels import structure as _s
@@ -96,7 +97,7 @@ class NeighbourGraph:
     def __init__(self, X, standardize: bool = True):
         X = check_covariates(X)
         self.X_input = np.array(X)  # as given: what a saved fit records (pk.predict_proba)
-        self.standardize = bool(standardize)
+        self.standardize = check_flag(standardize, "standardize")
         if self.standardize:
             # by each column's largest magnitude first, so that 1e155 or 1e-300 neither
             # overflows nor underflows in the squares of the standard deviation
@@ -120,7 +121,13 @@ class NeighbourGraph:
                 f"X_new has {X_new.shape[1]} columns but the graph was built on "
                 f"{self.n_features} features"
             )
-        return (X_new - self.mean_) / self.scale_
+        Z = (X_new - self.mean_) / self.scale_
+        top = np.abs(Z).max()
+        if top > SAFE_MAGNITUDE:
+            raise ValueError(
+                f"X_new lies {top:.3g} training scales from the training points: its squared "
+                "distances to them would overflow to inf in float64, and every distance would tie")
+        return Z
 
     def squared_distances_to(self, X_new) -> np.ndarray:
         """Squared distances ``(m, n)`` from new points to the training points."""

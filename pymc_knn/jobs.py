@@ -141,10 +141,16 @@ def read_csv(path, target: str):
     classes : ndarray, the sorted distinct labels
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; give the CSV file")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    with path.open(newline="", encoding="utf-8-sig") as f:  # a spreadsheet's BOM is no name
-        rows = [r for r in csv.reader(f) if r]
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:  # a spreadsheet's BOM is no name
+            rows = [r for r in csv.reader(f) if r]
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); save it "
+                         "as a UTF-8 CSV file") from None
     if len(rows) < 3:
         raise ValueError(f"{path}: needs a header row and at least two data rows")
     header, data = [h.strip() for h in rows[0]], rows[1:]

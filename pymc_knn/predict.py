@@ -32,7 +32,7 @@ import xarray as xr
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.traversal import ancestors
 
-from ._validation import check_covariates
+from ._validation import as_float, check_covariates
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph
 from .kernels import predictive as _k
 from .distributions import potts_node
@@ -172,6 +172,9 @@ class Posterior:
 
     def _check_draws(self, beta, theta):
         """Every draw inside the term's parameter space, before any kernel reads with it."""
+        if beta.size == 0:
+            raise ValueError(f"idata's posterior has no draws (shape {beta.shape}): the "
+                             "predictive distribution would be an average over nothing")
         if not np.all(np.isfinite(beta) & (beta >= 0)):
             raise ValueError(f"idata's posterior has draws of beta that are negative or not "
                              f"finite (min {np.nanmin(beta):g}): was it sampled from this model?")
@@ -214,7 +217,8 @@ class Posterior:
         return 3 * g.n_points + (g.k_max if self.term.is_knn else 0)
 
     def _row_sums(self, sigmas):
-        """The training rows' log-weight shifts and sums at ``sigmas``, kept for the next chunk."""
+        """The training rows' reference distances and weight sums at ``sigmas`` (kernel
+        ``dnn_row_sums``), kept for the next chunk."""
         key, value = self._row_sums_cache
         if key != sigmas.tobytes():
             g = self.term.graph
@@ -405,7 +409,7 @@ def _distinct_draws(post: Posterior):
 
 
 def _check_ci(ci_prob) -> float:
-    if not 0.0 < float(ci_prob) < 1.0:
+    if not 0.0 < as_float(ci_prob, "ci_prob", "in (0, 1)") < 1.0:
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
     return float(ci_prob)
 

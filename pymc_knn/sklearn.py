@@ -17,12 +17,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_positive
+from ._validation import check_count, check_flag, check_positive
 from .approx import korea
 from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
 from .graphs import NeighbourGraph, max_k
-from .predict import predictive_summary
+from .predict import _check_ci, predictive_summary
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
 __all__ = ["BayesianKNNClassifier", "MODELS", "METHODS"]
@@ -224,6 +224,13 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         check_positive(self.beta_upper, "beta_upper")
         if self.sigma_upper is not None:
             check_positive(self.sigma_upper, "sigma_upper")
+        for name, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("cores", 1),
+                              ("sweeps", 1)):
+            check_count(getattr(self, name), name, minimum)
+        if self.k_max is not None:
+            check_count(self.k_max, "k_max")
+        check_flag(self.standardize, "standardize")
+        _check_ci(self.ci_prob)
 
     def _prior_upper(self, X, y):
         """The upper bound of the prior on k (kNN) or sigma (d-nn)."""

@@ -48,17 +48,6 @@ def test_map_draws_the_zones_of_the_summary(two_clusters):
     assert axes[0].get_xlabel() == "a"
 
 
-def test_map_refuses_other_than_two_covariates():
-    X = np.random.default_rng(1).normal(size=(10, 3))
-    y = np.arange(10) % 2
-    with pm.Model() as model:
-        pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 2),
-                    k=pm.DiscreteUniform("k", 1, 5), observed=y)
-    idata = az.from_dict(posterior={"beta": np.ones((1, 3)), "k": np.ones((1, 3), int)})
-    with pytest.raises(ValueError, match="exactly two covariates"):
-        plot_predictive_map(idata, model=model)
-
-
 def test_map_of_a_constant_covariate_has_an_area():
     r = np.random.default_rng(2)
     X = np.column_stack([r.normal(size=12), np.full(12, 5.0)])

@@ -15,7 +15,6 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-import xarray as xr
 from scipy.special import softmax
 
 import brute
@@ -267,40 +266,6 @@ def test_model_from_context_and_class_names(rng):
         summary = pk.predictive_summary(idata, X[:3], classes=["no", "yes"])
     assert list(summary["class"].values) == ["no", "yes"]
     assert set(summary["bayes_class"].values) <= {"no", "yes"}
-
-
-def test_bad_input(rng):
-    X, y = small_problem(1, n=12)
-    model = knn_model(X, y, 6)
-    idata = fake_posterior(rng, K=6, y=y)
-    with pytest.raises(ValueError, match="3 columns but 'y' was fitted on 2"):
-        pk.predict_proba(idata, np.zeros((2, 3)), model=model)
-    with pytest.raises(ValueError, match="NaN"):
-        pk.predictive_summary(idata, np.array([[0.0, np.nan]]), model=model)
-    with pytest.raises(ValueError, match="pass model=model or call inside"):
-        pk.predict_proba(idata, X[:2])
-    with pytest.raises(ValueError, match="no posterior group"):
-        pk.predict_proba(az.from_dict(observed_data={"y": y}), X[:2], model=model)
-    with pytest.raises(ValueError, match=r"no draws of \['k'\]"):
-        pk.predict_proba(az.from_dict(posterior={"beta": np.ones((1, 3))}), X[:2], model=model)
-    other = fake_posterior(rng, K=6, y=1 - y)
-    with pytest.raises(ValueError, match="another model"):
-        pk.predict_proba(other, X[:2], model=model)
-    with pytest.raises(ValueError, match="ci_prob"):
-        pk.predictive_summary(idata, X[:2], model=model, ci_prob=1.0)
-    with pytest.raises(ValueError, match="classes must hold 2"):
-        pk.predict_proba(idata, X[:2], model=model, classes=["a"])
-    with pytest.raises(ValueError, match="sweeps"):
-        pk.predict_proba(idata, X[:2], model=model, joint=True, sweeps=0)
-    with pytest.raises(ValueError, match="dims"):
-        pk.summarize_proba(xr.DataArray(np.zeros((2, 2)), dims=("a", "b")))
-    with pytest.raises(ValueError, match="var_name"):
-        pk.predict_proba(idata, X[:2], model=model, var_name="z")
-    for k, beta in [(7, 1.0), (0, 1.0), (2.5, 1.0), (2, -0.1), (2, np.nan)]:
-        # a k past the graph's k_max would be read out of bounds in numba: refused first
-        post = {"beta": np.full((1, 3), beta), "k": np.full((1, 3), k)}
-        with pytest.raises(ValueError, match="was it sampled from this model"):
-            pk.predict_proba(az.from_dict(posterior=post), X[:2], model=model)
 
 
 def test_bad_input_to_add_predictions_and_zones(rng):

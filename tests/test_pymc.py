@@ -97,36 +97,12 @@ def test_find_map_is_refused_for_potts_parameters_only():
     assert point["mu"] == pytest.approx(1.5, abs=1e-3)
 
 
-def test_sample_smc_is_refused():
-    X, y = small_problem(3, n=8)
-    with knn_model(X, y):
-        with pytest.raises(ValueError, match="sample_smc .* pm.sample"):
-            pm.sample_smc(draws=10, chains=1, progressbar=False)
-
-
 def test_prior_and_posterior_predictive_give_label_vectors():
     X, y = small_problem(3, n=8)
     with knn_model(X, y):
         prior = pm.sample_prior_predictive(draws=20, random_seed=2)
     labels = prior.prior_predictive["y"].values
     assert labels.shape == (1, 20, 8) and set(np.unique(labels)) <= {0, 1}
-
-
-def test_bad_model_input():
-    X, y = small_problem(3, n=8)
-    with pm.Model():
-        with pytest.raises(ValueError, match="exceeds the smallest observed class size"):
-            pk.PottsKNN("y", X=X, beta=1.0, k=2, k_max=7, observed=y)
-        with pytest.raises(ValueError, match="single class"):
-            pk.PottsKNN("z", X=X, beta=1.0, k=2, observed=np.zeros(8, int))
-        with pytest.raises(ValueError, match="strings"):
-            pk.PottsKNN("w", X=X, beta=1.0, k=2, observed=np.array(list("abababab")))
-    with pm.Model():
-        beta = pm.Uniform("beta", 0, 3)
-        k = pm.DiscreteUniform("k", 1, 7)
-        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
-        with pytest.raises(ValueError, match="allows k = 5 > k_max = 4"):
-            pk.Exchange()
 
 
 def sample(model, step=None, **kwargs):
@@ -275,26 +251,6 @@ def test_an_extra_parameter_is_sampled_by_nuts():
     assert abs(float(idata.posterior["mu"].mean()) - mean) < 4 * se
     assert abs(float(idata.posterior["mu"].std()) - sd) < 0.1 * sd
     assert "diverging" in idata.sample_stats and "aux_exact" in idata.sample_stats
-
-
-def test_step_arguments_are_checked():
-    X, y = small_problem(3, n=8)
-    with knn_model(X, y):
-        with pytest.raises(TypeError, match="sweep"):
-            pk.Exchange(sweep=10)
-        with pytest.raises(ValueError, match="sweeps"):
-            pk.Exchange(sweeps=0)
-        with pytest.raises(ValueError, match="sampler must be"):
-            pk.Exchange(sampler="metropolis")
-        with pytest.raises(ValueError, match="proposal_sd"):
-            pk.Moller(proposal_sd=-1)
-        with pytest.raises(ValueError, match="start"):
-            pk.Exchange(start="zeros")
-        for name, bad in [("iterations_per_draw", 0), ("iterations_per_draw", 2.5),
-                          ("max_iterations_per_draw", -1), ("k_radius", 0), ("k_radius", True),
-                          ("target_accept", 1.0), ("target_accept", 0.0), ("max_sweeps", 0)]:
-            with pytest.raises(ValueError, match=name):
-                pk.Exchange(**{name: bad})
 
 
 def test_a_beta_prior_below_zero_is_refused():

@@ -5,7 +5,6 @@ import pickle
 import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
-from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -164,59 +163,6 @@ def test_smallest_class_of_one_fixes_k():
     assert clf.prior_upper_ == 1
     assert "k" not in clf.idata_.posterior
     np.testing.assert_array_equal(clf.predict([[0.0, 0.05], [1.0, 0.95]]), [0, 1])
-
-
-# --- bad input ---------------------------------------------------------------------------------
-
-
-def test_nan_in_X_is_refused(ripley):
-    X = ripley.X.copy()
-    X[3, 1] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        BayesianKNNClassifier(**FAST).fit(X, ripley.y)
-    clf = BayesianKNNClassifier(**FAST).fit(ripley.X, ripley.y)
-    with pytest.raises(ValueError, match="NaN"):
-        clf.predict(X[:5])
-
-
-def test_wrong_column_count_at_predict(ripley):
-    clf = BayesianKNNClassifier(**FAST).fit(ripley.X, ripley.y)
-    with pytest.raises(ValueError, match="3 features.*expecting 2 features"):
-        clf.predict(np.zeros((4, 3)))
-
-
-def test_predict_before_fit():
-    for method in ("predict", "predict_proba", "predict_summary"):
-        with pytest.raises(NotFittedError):
-            getattr(BayesianKNNClassifier(), method)(np.zeros((3, 2)))
-
-
-def test_single_class_is_refused(ripley):
-    with pytest.raises(ValueError, match="at least 2 classes in y, got 1 class"):
-        BayesianKNNClassifier(**FAST).fit(ripley.X, np.zeros(len(ripley.y), dtype=int))
-
-
-@pytest.mark.parametrize("param, value, allowed", [
-    ("model", "knn", "'symmetrised', 'equal', 'dnn-gaussian', 'dnn-ball', 'dnn-exponential'"),
-    ("method", "nuts", "'exchange', 'moller', 'pseudo', 'korea'"),
-])
-def test_unknown_model_or_method(ripley, param, value, allowed):
-    clf = BayesianKNNClassifier(**{**FAST, param: value})  # no validation in __init__
-    with pytest.raises(ValueError, match=f"{param} must be one of .*{allowed}.*got '{value}'"):
-        clf.fit(ripley.X, ripley.y)
-
-
-@pytest.mark.parametrize("param, value", [("beta_upper", 0.0), ("beta_upper", -1.0),
-                                          ("beta_upper", float("nan")), ("sigma_upper", 0.0)])
-def test_prior_bounds_must_be_positive(ripley, param, value):
-    clf = BayesianKNNClassifier(**{**FAST, "model": "dnn-gaussian", param: value})
-    with pytest.raises(ValueError, match=f"{param} must be finite and > 0"):
-        clf.fit(ripley.X, ripley.y)
-
-
-def test_k_max_beyond_smallest_class(ripley):
-    with pytest.raises(ValueError, match="k_max=126 exceeds the smallest observed class size"):
-        BayesianKNNClassifier(k_max=126, **FAST).fit(ripley.X, ripley.y)
 
 
 def test_korea_method_is_pk_korea(ripley):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .structure import dnn_log_kernel, shifted_row
+from .structure import dnn_log_ratio, dnn_log_ratios, row_reference, shifted_row
 
 
 @njit(cache=True, parallel=True)
@@ -64,38 +64,43 @@ def knn_strengths(order, enter, y, ks, class_weights, equal):
 
 @njit(cache=True, parallel=True)
 def dnn_row_sums(sq_train, sigmas, kernel, epsilon):
-    """Per ``sigma`` and training row ``j``: the largest log-weight ``M[t, j]`` over ``l != j``
-    and ``S[t, j] = sum_{l != j} exp(logw_jl - M[t, j])``."""
+    """Per ``sigma`` and training row ``j``: ``R[t, j]``, the squared distance of ``j``'s
+    nearest training point, to which the row's log-weights are relative (its largest weight,
+    :func:`~pymc_knn.kernels.structure.dnn_log_ratio`), and
+    ``S[t, j] = sum_{l != j} K(d_jl) / K(d_ref)``."""
     n = sq_train.shape[0]
     T = sigmas.size
-    M = np.empty((T, n))
+    R = np.empty((T, n))
     S = np.empty((T, n))
     for t in prange(T):
         for j in range(n):
-            logw = dnn_log_kernel(sq_train[j], sigmas[t], kernel, epsilon)
-            M[t, j], S[t, j] = shifted_row(logw, j)
-    return M, S
+            R[t, j] = row_reference(sq_train[j], j)
+            logw = dnn_log_ratios(sq_train[j], R[t, j], sigmas[t], kernel, epsilon)
+            _, S[t, j] = shifted_row(logw, j)  # the largest log-ratio is the reference's, 0
+    return R, S
 
 
 @njit(cache=True, parallel=True)
-def dnn_strengths(sq_new, y, sigmas, M, S, kernel, epsilon, class_weights):
+def dnn_strengths(sq_new, y, sigmas, R, S, kernel, epsilon, class_weights):
     """Strengths ``h[a, t, g]`` of new points in a d-nn model at each ``sigma = sigmas[t]``.
 
     The new point's own row ``W_a.`` is normalised over the training points; training row ``j``
     over its ``n - 1`` other training points and the new point, as in the joint model of the
-    ``n + 1`` points. ``M, S`` come from :func:`dnn_row_sums`.
+    ``n + 1`` points. ``R, S`` come from :func:`dnn_row_sums`.
     """
     m, n = sq_new.shape
     G = class_weights.size
     T = sigmas.size
     out = np.zeros((m, T, G))
     for a in prange(m):
+        ref = row_reference(sq_new[a], -1)
         for t in range(T):
-            logw = dnn_log_kernel(sq_new[a], sigmas[t], kernel, epsilon)
+            logw = dnn_log_ratios(sq_new[a], ref, sigmas[t], kernel, epsilon)
             mx, total = shifted_row(logw, -1)
             for j in range(n):
                 own = np.exp(logw[j] - mx) / total
-                x = logw[j] - M[t, j]
+                # the new point's weight in row j, relative to j's nearest training point
+                x = dnn_log_ratio(sq_new[a, j], R[t, j], sigmas[t], kernel, epsilon)
                 if x > 0.0:  # the new point outweighs j's nearest training point
                     back = 1.0 / (S[t, j] * np.exp(-x) + 1.0)
                 else:

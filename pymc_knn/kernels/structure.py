@@ -174,17 +174,62 @@ GAUSSIAN, BALL, EXPONENTIAL = 0, 1, 2
 LOG_NEGLIGIBLE = -54.0 * np.log(2.0)
 """Log of a weight, relative to a row's largest, below which adding it to the row's running sums
 changes nothing in float64 (it is under half an ulp of each of them)."""
+SIGMA_RANGE = 1e150
+"""The gaussian and ball kernels' ``sigma`` is taken at least ``1 / SIGMA_RANGE``: below it
+``sigma**2`` leaves float64 (0, then NaN weights or a ball without its centre), while the weights,
+taken relative to each row's nearest point (:func:`dnn_log_ratio`), already equal their limit for
+any two squared distances that differ by more than 1e-297."""
 
 
 @njit(cache=True)
-def dnn_log_kernel(sqdist, sigma, kernel, epsilon):
-    """Unnormalised log-weights of Friel and Pettitt (2011): d-nn1, d-nn2, d-nn3."""
+def gaussian_factor(sigma):
+    """``-1 / (2 sigma^2)``, finite for every ``sigma > 0`` (see :data:`SIGMA_RANGE`)."""
+    s = max(sigma, 1.0 / SIGMA_RANGE)
+    return -0.5 / (s * s)
+
+
+@njit(cache=True)
+def ball_radius2(sigma):
+    """The ball kernel's squared radius ``sigma^2``, at least ``SIGMA_RANGE**-2``."""
+    s = max(sigma, 1.0 / SIGMA_RANGE)
+    return s * s
+
+
+@njit(cache=True)
+def dnn_log_ratio(sq, sq_ref, sigma, kernel, epsilon):
+    """``log K(d) - log K(d_ref)`` for the kernels of Friel and Pettitt (2011), d-nn1 to d-nn3,
+    at squared distances ``sq`` and ``sq_ref``.
+
+    Taken as a difference before any exponent, so that it is never NaN: 0 where ``d == d_ref``,
+    and ``-inf`` (or ``+inf``) where the weight is negligible beside (or dominates) the
+    reference's, for any ``sigma > 0`` and covariates of any magnitude.
+    """
     if kernel == GAUSSIAN:
-        return -sqdist / (2.0 * sigma * sigma)
+        return (sq - sq_ref) * gaussian_factor(sigma)
     if kernel == EXPONENTIAL:
-        return -np.sqrt(sqdist) * sigma
-    inside = sqdist < sigma * sigma
-    return np.where(inside, 0.0, np.log(epsilon))
+        return (np.sqrt(sq_ref) - np.sqrt(sq)) * sigma
+    r2 = ball_radius2(sigma)
+    return (0.0 if sq < r2 else np.log(epsilon)) - (0.0 if sq_ref < r2 else np.log(epsilon))
+
+
+@njit(cache=True)
+def dnn_log_ratios(sqdist, sq_ref, sigma, kernel, epsilon):
+    """:func:`dnn_log_ratio` of each entry of the array ``sqdist``."""
+    out = np.empty(sqdist.size)
+    for j in range(sqdist.size):
+        out[j] = dnn_log_ratio(sqdist[j], sq_ref, sigma, kernel, epsilon)
+    return out
+
+
+@njit(cache=True)
+def row_reference(sqdist, skip):
+    """The smallest of ``sqdist`` without entry ``skip``: the nearest point's squared distance,
+    whose weight is the largest of the row."""
+    ref = np.inf
+    for j in range(sqdist.size):
+        if j != skip and sqdist[j] < ref:
+            ref = sqdist[j]
+    return ref
 
 
 @njit(cache=True)
@@ -207,7 +252,7 @@ def dnn_weights(sqdist, sigma, kernel, epsilon):
     n = sqdist.shape[0]
     W = np.zeros((n, n))
     for i in range(n):
-        logw = dnn_log_kernel(sqdist[i], sigma, kernel, epsilon)
+        logw = dnn_log_ratios(sqdist[i], row_reference(sqdist[i], i), sigma, kernel, epsilon)
         m, total = shifted_row(logw, i)
         for j in range(n):
             if j != i:
@@ -280,7 +325,7 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
     returned. Keeping only the running sums halves the memory the kernel streams through.
     """
     n, L = sorted_sq.shape
-    gaussian = -0.5 / (sigma * sigma)
+    gaussian = gaussian_factor(sigma)
     w = np.empty(L)
     energy = 0.0
     for i in range(n):
@@ -289,20 +334,20 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
         # in float64 (each is under half an ulp of them): the row's tail from ``end`` is skipped
         if kernel == BALL:  # 1 inside the ball and epsilon outside, relative to the nearest
             end = L
-            inside = sigma * sigma if sq[0] < sigma * sigma else np.inf
+            radius2 = ball_radius2(sigma)
+            inside = radius2 if sq[0] < radius2 else np.inf
             for r in range(L):
                 w[r] = 1.0 if sq[r] < inside else epsilon
-        elif kernel == GAUSSIAN:
+        elif kernel == GAUSSIAN:  # relative to the nearest: never inf - inf (dnn_log_ratio)
             end = np.searchsorted(sq, sq[0] + LOG_NEGLIGIBLE / gaussian, side="right")
-            top = sq[0] * gaussian
             for r in range(end):
-                w[r] = np.exp(sq[r] * gaussian - top)
+                w[r] = np.exp((sq[r] - sq[0]) * gaussian)
         else:
-            top = -np.sqrt(sq[0]) * sigma
-            reach = np.sqrt(sq[0]) - LOG_NEGLIGIBLE / sigma
+            top = np.sqrt(sq[0])
+            reach = top - LOG_NEGLIGIBLE / sigma
             end = np.searchsorted(sq, reach * reach, side="right")
             for r in range(end):
-                w[r] = np.exp(-np.sqrt(sq[r]) * sigma - top)
+                w[r] = np.exp((top - np.sqrt(sq[r])) * sigma)
         total = 0.0
         for r in range(end):
             total += w[r]

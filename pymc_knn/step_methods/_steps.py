@@ -15,7 +15,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
-from .._validation import check_positive
+from .._validation import check_count, check_positive
 from ..distributions import (missing_labels, potts_node, potts_parameter_rvs, potts_parameters,
                              potts_terms, term_labels)
 from ..graphs import DNN_KERNELS
@@ -135,7 +135,8 @@ class PottsStep(BlockedStep):
         self.term = self.node.op.term
         self._missing = missing_labels(model, self.term_rv)
         self.y = term_labels(model, self.term_rv)
-        point = model.initial_point() if initial_point is None else initial_point
+        default = model.initial_point()  # pm.sample's initial_point holds the user's initvals
+        point = default if initial_point is None else initial_point
         if self._missing is not None:
             self.y = impute_nearest(self.term, self.y)
         self.aux = self._auxiliary(sampler, sweeps, start, max_sweeps)
@@ -149,7 +150,7 @@ class PottsStep(BlockedStep):
         self.target_accept = float(target_accept)
         self.tune = self.adapt = bool(tune)
         self.rng = np.random.default_rng(rng)
-        self._default = {v.name: np.asarray(point[v.name]) for v in vars}
+        self._default = {v.name: np.asarray(default[v.name]) for v in vars}
         self.tractable = TractableLogp(model, self.term_rv, vars, point)
         self.layout = self.tractable.layout
         self._positions(model)
@@ -232,29 +233,48 @@ class PottsStep(BlockedStep):
                     f"class size bounds k, Cucala et al. 2009, section 3): give it an upper bound "
                     f"<= {K}, e.g. pm.DiscreteUniform({v.name!r}, 1, {K})"
                 )
+            lp, _, theta = self._eval_at({**point, v.name: np.asarray(0, dtype=v.dtype)})
+            if np.isfinite(lp) and theta == 0:
+                raise ValueError(
+                    f"the prior of {v.name} allows k = 0: the number of neighbours is >= 1, and "
+                    f"the sampler would silently cut the prior there. Give it a lower bound of 1, "
+                    f"e.g. pm.DiscreteUniform({v.name!r}, 1, {K})")
 
-    def _beta_value_at(self, model, point, beta_value):
-        """The log density and beta where a free beta is ``beta_value``, or None when beta is
-        an expression or the value lies outside its transform."""
-        beta_rv = self.node.inputs[2]
-        if beta_rv not in model.free_RVs:
+    def _value_at(self, model, point, role, input_value):
+        """``(lp, beta, theta)`` where the term's free beta (``role`` 0) or sigma (1) is
+        ``input_value``, or None when it is an expression or the value lies outside its
+        transform."""
+        rv = self.node.inputs[2 + role]
+        if rv not in model.free_RVs:
             return None
-        value = _to_value(beta_rv, model.rvs_to_transforms.get(beta_rv),
-                          np.asarray(beta_value, dtype=float))
+        value = _to_value(rv, model.rvs_to_transforms.get(rv), np.asarray(input_value, float))
         if value is None:
             return None
-        lp, beta, _ = self._eval_at({**point, model.rvs_to_values[beta_rv].name: value})
-        return lp, beta
+        return self._eval_at({**point, model.rvs_to_values[rv].name: value})
+
+    def _beta_value_at(self, model, point, beta_value):
+        found = self._value_at(model, point, 0, beta_value)
+        return None if found is None else found[:2]
 
     def _check_beta_support(self, model, point):
-        """A free beta's prior must not put mass below 0: the kernel would reject every such
-        proposal, silently truncating the prior."""
-        found = self._beta_value_at(model, point, -0.5)
-        if found is not None and np.isfinite(found[0]):
+        """A free beta's (or sigma's) prior must not put mass below 0: the kernel would reject
+        every such proposal, silently truncating the prior."""
+        roles = (0,) if self.term.is_knn else (0, 1)
+        for role, value in ((r, v) for r in roles for v in (-0.5, -1e-6)):
+            found = self._value_at(model, point, role, value)
+            if found is None or not np.isfinite(found[0]):
+                continue
+            if role == 0:
+                raise ValueError(
+                    f"the prior of beta puts mass on beta < 0 (beta = {value:g} has positive "
+                    "density): the interaction parameter of a Potts field is >= 0 (Cucala et "
+                    "al. 2009, section 2). Give it a prior on [0, inf), e.g. pm.Uniform('beta', "
+                    "0, 4) or pm.HalfNormal")
             raise ValueError(
-                "the prior of beta puts mass on beta < 0 (beta = -0.5 has positive density): the "
-                "interaction parameter of a Potts field is >= 0 (Cucala et al. 2009, section 2). "
-                "Give it a prior on [0, inf), e.g. pm.Uniform('beta', 0, 4) or pm.HalfNormal")
+                f"the prior of sigma puts mass on sigma <= 0 (sigma = {value:g} has positive "
+                "density): the kernel scale is > 0, and the sampler would silently cut the "
+                "prior there. Give it a prior on (0, inf), e.g. pm.Uniform('sigma', 0, 2) or "
+                "pm.HalfNormal")
 
     def _check_beta_prior(self, model, point):
         """When beta is a free variable, its prior must not reach past the term's beta_max (an
@@ -452,11 +472,7 @@ def _to_value(rv, transform, value):
 
 def _check_count(value, name):
     """``None`` or an integer >= 1."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
+    return None if value is None else check_count(value, name)
 
 
 _PARAMETERS = """
