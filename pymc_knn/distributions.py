@@ -3,7 +3,10 @@
 ``PottsKNN`` (Cucala et al. 2009; Yoon and Friel 2015) and ``DistanceNN`` (Friel and Pettitt
 2011) each have their own ``RandomVariable`` Op, so the step methods recognise them and
 ``pm.sample_prior_predictive`` / ``pm.sample_posterior_predictive`` draw label vectors with the
-package's samplers.
+package's samplers: at each draw of ``(beta, theta)``, a fresh field over the *training* points
+from the Potts law (see :class:`PottsRV`). They serve predictive checks of the training labels;
+they are not predictions for new points (:func:`pymc_knn.predict_proba`,
+:func:`pymc_knn.add_predictions`).
 
 Their ``logp`` is ``beta * E_theta(y)``, the log of the *unnormalised* density: the normalising
 constant ``Z(beta, theta)`` is intractable. Only the package's step methods (which cancel ``Z``)
@@ -12,8 +15,6 @@ may sample the parameters of such a term; PyMC's own steps are refused for them 
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pytensor.tensor as pt
@@ -29,14 +30,22 @@ from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors, graph_inputs
 from pytensor.tensor.random.op import RandomVariable
 
+from ._forward import count_fallbacks, draw_labels
 from ._validation import check_covariates, check_labels, check_n_classes
 from .graphs import DistanceGraph, KNNGraph, max_k
-from .terms import CFTP_MAX_SWEEPS, PottsTerm
+from .terms import PottsTerm
 
 __all__ = ["DistanceNN", "PottsKNN", "PottsRV", "potts_parameters", "potts_terms"]
 
 PREDICTIVE_SWEEPS = 200
-"""Swendsen-Wang sweeps (from uniformly random labels) of a predictive draw when G > 2."""
+"""Swendsen-Wang sweeps of a label draw that is not exact: every draw when G > 2 (from uniformly
+random labels), and a two-class draw after coupling from the past fails to coalesce."""
+
+PREDICTIVE_CFTP_SWEEPS = 64
+"""Bound on the look-back of coupling from the past in a two-class label draw. A failed attempt
+(about ``5 * 64`` single-site sweeps) costs about as much as the Swendsen-Wang fall-back, so no
+draw costs much more than twice the fall-back. On Ripley's kNN graph (k = 15), 99 of 100 draws
+coalesce within 64 sweeps at beta = 1.0, 31 at 1.25, none at 1.5 (benchmarks/README.md)."""
 
 
 class PottsEnergy(Op):
@@ -74,15 +83,24 @@ def _changed_data(shape, n) -> ValueError:
 
 
 class PottsRV(RandomVariable):
-    """Draws of labels from a Potts field: exact by CFTP for two classes, else Swendsen-Wang."""
+    """A Potts term's labels: ``rng_fn`` draws ``z ~ f(. | beta, theta)`` over its points.
+
+    Two classes: exact by coupling from the past when it coalesces within
+    ``PREDICTIVE_CFTP_SWEEPS`` sweeps, else (counted, one warning per PyMC call) continued by
+    ``PREDICTIVE_SWEEPS`` Swendsen-Wang sweeps; more classes: ``PREDICTIVE_SWEEPS`` Swendsen-Wang
+    sweeps from uniformly random labels (see :mod:`pymc_knn._forward`).
+
+    ``term`` is a prop beside ``RandomVariable``'s; the others (``signature``, ``dtype``,
+    ``inplace``) pass through, so PyTensor's rewrites can rebuild the Op as ``type(op)(**props)``.
+    """
 
     signature = "(),()->(n)"
     dtype = "int64"
     __props__ = RandomVariable.__props__ + ("term",)
 
-    def __init__(self, term: PottsTerm, name: str):
+    def __init__(self, term: PottsTerm, name: str, **kwargs):
         self.term = term
-        super().__init__(name=name)
+        super().__init__(name=name, **kwargs)
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
         return (self.term.n,)
@@ -93,25 +111,15 @@ class PottsRV(RandomVariable):
         beta = np.broadcast_to(beta, batch)
         theta = np.broadcast_to(theta, batch)
         out = np.empty(batch + (self.term.n,), dtype=np.int64)
+        fell_back = np.zeros(batch, dtype=bool)
+        cftp_sweeps, sweeps = PREDICTIVE_CFTP_SWEEPS, PREDICTIVE_SWEEPS
         for idx in np.ndindex(*batch):
-            out[idx] = self._draw_one(rng, float(beta[idx]), theta[idx].item())
+            out[idx], fell_back[idx] = draw_labels(self.term, float(beta[idx]), theta[idx].item(),
+                                                   rng, cftp_sweeps, sweeps)
+        if self.term.n_classes == 2:
+            count_fallbacks(self.name, self.term, fell_back.size, beta[fell_back], cftp_sweeps,
+                            sweeps)
         return out
-
-    def _draw_one(self, rng, beta, theta):
-        term = self.term
-        if term.is_knn:
-            theta = term.graph.check_k(theta)
-        start = rng.integers(0, term.n_classes, term.n)
-        if term.n_classes == 2:
-            z, _, exact = term.draw(beta, theta, start, rng, "cftp")
-            if not exact:
-                warnings.warn(
-                    f"{self.name}: coupling from the past did not coalesce within "
-                    f"{CFTP_MAX_SWEEPS} sweeps at beta={beta:.3g}; this predictive draw is "
-                    "approximate", RuntimeWarning, stacklevel=2)
-            return z
-        z, _, _ = term.draw(beta, theta, start, rng, "swendsen_wang", PREDICTIVE_SWEEPS)
-        return z
 
 
 def _potts_logp(op: PottsRV, values, rng, size, beta, theta, **kwargs):
