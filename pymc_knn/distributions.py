@@ -117,8 +117,7 @@ class PottsRV(RandomVariable):
             out[idx], fell_back[idx] = draw_labels(self.term, float(beta[idx]), theta[idx].item(),
                                                    rng, cftp_sweeps, sweeps)
         if self.term.n_classes == 2:
-            count_fallbacks(self.name, self.term, fell_back.size, beta[fell_back], cftp_sweeps,
-                            sweeps)
+            count_fallbacks(self.name, self.term, fell_back.size, beta[fell_back])
         return out
 
 

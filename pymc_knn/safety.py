@@ -13,6 +13,9 @@ On import (of ``pymc_knn``):
   ``var_names``: their logp is unnormalised, so LOO or WAIC on it would be meaningless;
 * every InferenceData PyMC builds from a model records each observed Potts term's covariates and
   options in ``constant_data`` (:mod:`pymc_knn.records`), so a saved fit predicts on its own;
+* ``pm.sample_posterior_predictive``, ``pm.sample_prior_predictive`` and ``pm.draw`` count the
+  approximate label draws of a Potts term over the whole call and warn once, with the count
+  (:mod:`pymc_knn._forward`);
 * ``pm.find_MAP`` on a Potts term's parameters and ``pm.sample_smc`` on a model with a Potts term
   raise a ``ValueError`` that names the cause and what to use instead: both would treat the
   unnormalised logp as the posterior's (find_MAP's beta runs to its prior's bound).
@@ -25,6 +28,8 @@ import warnings
 
 import pymc as pm
 import pymc.backends.arviz as _arviz
+import pymc.sampling
+import pymc.sampling.forward as _forward
 import pymc.sampling.mcmc as _mcmc
 import pymc.smc
 import pymc.smc.sampling
@@ -34,6 +39,7 @@ import pymc.tuning
 import pymc.tuning.starting
 from pymc.util import get_value_vars_from_user_vars
 
+from ._forward import counting_draws
 from .distributions import potts_parameters, potts_terms
 from .records import with_training_data
 from .step_methods import Exchange, Moller, PottsGibbs, PottsStep, PseudoLikelihoodMetropolis
@@ -166,3 +172,5 @@ def install() -> None:
            (_arviz.InferenceDataConverter, "constant_data_to_xarray"))
     _patch(_refusing_smc, (pymc.smc.sampling, "sample_smc"), (pymc.smc, "sample_smc"),
            (pm, "sample_smc"))
+    for name in ("sample_posterior_predictive", "sample_prior_predictive", "draw"):
+        _patch(counting_draws, (_forward, name), (pymc.sampling, name), (pm, name))
