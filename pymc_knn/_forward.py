@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import check_covariates
 from .terms import PottsTerm
 
 def draw_labels(term: PottsTerm, beta: float, theta, rng, cftp_sweeps: int, sweeps: int):
@@ -45,6 +46,49 @@ def draw_labels(term: PottsTerm, beta: float, theta, rng, cftp_sweeps: int, swee
             return z, False
     z, _, _ = term.draw(beta, theta, z, rng, "swendsen_wang", sweeps)
     return z, term.n_classes == 2
+
+
+def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
+    """Labels of new points, one set per ``(beta, theta)`` (arrays of one shape): each point's
+    label from its predictive given the training labels (Cucala et al. 2009, eq. 5; the
+    independent predictive of :func:`pymc_knn.predict_proba`).
+
+    What ``pm.sample_posterior_predictive`` draws after ``pm.set_data`` moved a ``pm.Data``
+    covariate to new points.
+    """
+    from .graphs import DNN_KERNELS
+    from .kernels import predictive as _k
+
+    if term.labels is None or (term.labels < 0).any():
+        raise ValueError(
+            "predicting new points with pm.set_data needs every training label observed: this "
+            "term's labels are missing or partly missing (see pk.imputed_proba)")
+    X_new = check_covariates(X_new, "X (set by pm.set_data)", min_rows=1)
+    g, a = term.graph, term.class_weights
+    thetas, index = np.unique(np.ravel(theta), return_inverse=True)
+    if term.is_knn:
+        ks = np.array([g.check_k(k) for k in thetas], dtype=np.int64)
+        q = _query(term, X_new)
+        h = _k.knn_strengths(q.neighbours, q.enter_k, term.labels, ks, a, g.kind == "equal")
+    else:
+        sigmas = np.asarray(thetas, dtype=np.float64)
+        kernel = DNN_KERNELS[g.kernel]
+        M, S = _k.dnn_row_sums(g.sq_distances, sigmas, kernel, g.epsilon)
+        h = _k.dnn_strengths(g.squared_distances_to(X_new), term.labels, sigmas, M, S, kernel,
+                             g.epsilon, a)
+    p = _k.draw_probabilities(h, np.ravel(beta).astype(np.float64), index.astype(np.int64))
+    u = rng.random(p.shape[:2])
+    labels = (u[..., None] > np.cumsum(p, axis=2)[..., :-1]).sum(axis=2)
+    return labels.reshape(np.shape(beta) + (X_new.shape[0],)).astype(np.int64)
+
+
+def _query(term: PottsTerm, X_new):
+    """``term.graph.query(X_new)``, kept for the next draw (PyMC draws one at a time)."""
+    key = (X_new.shape, hash(X_new.tobytes()))
+    cached = getattr(term, "_query_cache", None)
+    if cached is None or cached[0] != key:
+        cached = term._query_cache = (key, term.graph.query(X_new))
+    return cached[1]
 
 
 @dataclass

@@ -30,7 +30,7 @@ from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors, graph_inputs
 from pytensor.tensor.random.op import RandomVariable
 
-from ._forward import count_fallbacks, draw_labels
+from ._forward import count_fallbacks, draw_labels, predictive_labels
 from ._validation import check_covariates, check_labels, check_n_classes
 from .graphs import DistanceGraph, KNNGraph, max_k
 from .terms import PottsTerm
@@ -56,15 +56,17 @@ class PottsEnergy(Op):
     def __init__(self, term: PottsTerm):
         self.term = term
 
-    def make_node(self, value, theta):
-        value = pt.as_tensor_variable(value)
-        theta = pt.as_tensor_variable(theta)
-        return Apply(self, [value, theta], [pt.dscalar()])
+    def make_node(self, value, theta, *X):
+        inputs = [pt.as_tensor_variable(v) for v in (value, theta, *X)]
+        return Apply(self, inputs, [pt.dscalar()])
 
     def perform(self, node, inputs, outputs):
-        z, theta = inputs
+        z, theta, *X = inputs
         if z.shape != (self.term.n,):
-            raise _changed_data(z.shape, self.term.n)
+            raise _changed_data(f"the labels have shape {z.shape}", self.term.n)
+        if X and not self.term.graph.is_training(X[0]):
+            raise _changed_data("the covariates differ from those the graph was built on",
+                                self.term.n)
         outputs[0][0] = np.asarray(self.term.energy(np.asarray(z, dtype=np.int64), theta.item()))
 
     def grad(self, inputs, output_grads):
@@ -72,13 +74,14 @@ class PottsEnergy(Op):
             grad_undefined(self, 0, inputs[0], "labels are discrete"),
             grad_not_implemented(self, 1, inputs[1],
                                  "the Potts term's normalising constant is intractable"),
+            *(grad_undefined(self, 2, x, "the graph is built from data") for x in inputs[2:]),
         ]
 
 
-def _changed_data(shape, n) -> ValueError:
+def _changed_data(what, n) -> ValueError:
     return ValueError(
-        f"the labels have shape {shape} but the Potts term's graph has {n} points: its data "
-        "changed (pm.set_data) after the model was built. Use pm.set_data for prediction only "
+        f"{what}, but the Potts term's graph was built on {n} training points: its data changed "
+        "(pm.set_data) after the model was built. Use pm.set_data for prediction only "
         "(pm.sample_posterior_predictive); to fit new data, build a new model")
 
 
@@ -89,6 +92,11 @@ class PottsRV(RandomVariable):
     ``PREDICTIVE_CFTP_SWEEPS`` sweeps, else (counted, one warning per PyMC call) continued by
     ``PREDICTIVE_SWEEPS`` Swendsen-Wang sweeps; more classes: ``PREDICTIVE_SWEEPS`` Swendsen-Wang
     sweeps from uniformly random labels (see :mod:`pymc_knn._forward`).
+
+    When the covariates are ``pm.Data``, they are a third input (signature
+    ``"(),(),(n,p)->(n)"``): the logp refuses covariates other than the graph's, and after
+    ``pm.set_data`` to new points ``rng_fn`` draws their labels from the predictive given the
+    training labels (:func:`pymc_knn._forward.predictive_labels`), PyMC's prediction idiom.
 
     ``term`` is a prop beside ``RandomVariable``'s; the others (``signature``, ``dtype``,
     ``inplace``) pass through, so PyTensor's rewrites can rebuild the Op as ``type(op)(**props)``.
@@ -103,13 +111,18 @@ class PottsRV(RandomVariable):
         super().__init__(name=name, **kwargs)
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
+        if len(dist_params) > 2:
+            return (dist_params[2].shape[0],)
         return (self.term.n,)
 
-    def rng_fn(self, rng, beta, theta, size):
+    def rng_fn(self, rng, beta, theta, *rest):
+        *X, size = rest
         beta, theta = np.broadcast_arrays(np.asarray(beta, float), np.asarray(theta))
         batch = tuple(size) if size is not None else beta.shape
         beta = np.broadcast_to(beta, batch)
         theta = np.broadcast_to(theta, batch)
+        if X and not self.term.graph.is_training(X[0]):
+            return predictive_labels(self.term, beta, theta, X[0], rng)
         out = np.empty(batch + (self.term.n,), dtype=np.int64)
         fell_back = np.zeros(batch, dtype=bool)
         cftp_sweeps, sweeps = PREDICTIVE_CFTP_SWEEPS, PREDICTIVE_SWEEPS
@@ -121,7 +134,7 @@ class PottsRV(RandomVariable):
         return out
 
 
-def _potts_logp(op: PottsRV, values, rng, size, beta, theta, **kwargs):
+def _potts_logp(op: PottsRV, values, rng, size, beta, theta, *X, **kwargs):
     (value,) = values
     term = op.term
     valid_labels = pt.all(pt.ge(value, 0)) & pt.all(pt.lt(value, term.n_classes))
@@ -132,7 +145,7 @@ def _potts_logp(op: PottsRV, values, rng, size, beta, theta, **kwargs):
         valid_theta = pt.gt(theta, 0)
         theta_safe = pt.switch(valid_theta, theta, 1.0)
     value_safe = pt.switch(valid_labels, value, 0)
-    logq = beta * PottsEnergy(term)(value_safe, theta_safe)
+    logq = beta * PottsEnergy(term)(value_safe, theta_safe, *X)
     logq = pt.switch(valid_labels, logq, -np.inf)
     name = "k" if term.is_knn else "sigma"
     bound = f"1 <= k <= k_max = {term.graph.k_max}" if term.is_knn else "sigma > 0"
@@ -143,10 +156,11 @@ _logprob.register(PottsRV)(_potts_logp)
 
 
 @_support_point.register(PottsRV)
-def _potts_support_point(op, rv, rng, size, beta, theta):
+def _potts_support_point(op, rv, rng, size, beta, theta, *X):
     """Every label in class 0: a valid start for missing labels (their Gibbs step moves them)."""
     batch = pt.broadcast_arrays(beta, theta)[0].shape if rv_size_is_none(size) else size
-    return pt.zeros((*batch, op.term.n), dtype="int64")
+    n = X[0].shape[0] if X else op.term.n
+    return pt.zeros((*batch, n), dtype="int64")
 
 
 def data_value(value, name: str):
@@ -167,6 +181,23 @@ def data_value(value, name: str):
             f"{name} must be data (an array, or pm.Data), not an expression of the model's random "
             "variables: the neighbour graph is built once, when the model is")
     return value.eval()
+
+
+def _symbolic(X):
+    """``X`` when it is ``pm.Data`` (or another expression of shared data), else None."""
+    return X if isinstance(X, Variable) and not isinstance(X, Constant) else None
+
+
+def _training_labels(observed):
+    """The observed labels as int64, missing ones -1 (None when unobserved)."""
+    if observed is None:
+        return None
+    known, mask = split_missing(observed)
+    if mask is None:
+        return np.asarray(known, dtype=np.int64)
+    y = np.full(mask.shape, -1, dtype=np.int64)
+    y[~mask] = known
+    return y
 
 
 def split_missing(observed):
@@ -236,10 +267,10 @@ def _integer_k(k):
         "prior, e.g. pm.DiscreteUniform('k', 1, pk.max_k(y))")
 
 
-def _rv_op(cls, beta, theta, *, term, size=None, rng=None):
-    beta = pt.as_tensor_variable(beta)
-    theta = pt.as_tensor_variable(theta)
-    return PottsRV(term, cls.__name__)(beta, theta, size=size, rng=rng)
+def _rv_op(cls, beta, theta, *X, term, size=None, rng=None):
+    params = [pt.as_tensor_variable(v) for v in (beta, theta, *X)]
+    signature = "(),(),(n,p)->(n)" if X else PottsRV.signature
+    return PottsRV(term, cls.__name__, signature=signature)(*params, size=size, rng=rng)
 
 
 class _PottsDistribution(Distribution):
@@ -281,17 +312,20 @@ class PottsKNN(_PottsDistribution):
     def __new__(cls, name, X, beta, k, *, neighbours="symmetrised", class_weights=None,
                 n_classes=None, k_max=None, standardize=True, beta_max=None, observed=None,
                 **kwargs):
+        labels = data_value(observed, "observed")
         term = cls._term(data_value(X, "X"), neighbours, class_weights, n_classes, k_max,
-                         standardize, data_value(observed, "observed"), beta_max)
-        return super().__new__(cls, name, beta, k, term=term, observed=_as_observed(observed),
-                               **kwargs)
+                         standardize, labels, beta_max)
+        term.labels = _training_labels(labels)
+        return super().__new__(cls, name, beta, k, term=term, covariates=_symbolic(X),
+                               observed=_as_observed(observed), **kwargs)
 
     rv_type = PottsRV
     rv_op = classmethod(_rv_op)
 
     @classmethod
-    def dist(cls, beta, k, *, term, **kwargs):
-        return super().dist([beta, _integer_k(k)], term=term, **kwargs)
+    def dist(cls, beta, k, *, term, covariates=None, **kwargs):
+        params = [beta, _integer_k(k)] + ([] if covariates is None else [covariates])
+        return super().dist(params, term=term, **kwargs)
 
     @staticmethod
     def _term(X, neighbours, class_weights, n_classes, k_max, standardize, observed, beta_max):
@@ -333,20 +367,22 @@ class DistanceNN(_PottsDistribution):
 
     def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
                 n_classes=None, standardize=True, beta_max=None, observed=None, **kwargs):
-        X = data_value(X, "X")
-        n = check_covariates(X).shape[0]
-        G = _observed_classes(data_value(observed, "observed"), n, n_classes)
-        graph = DistanceGraph(X, kernel=kernel, standardize=standardize)
+        values, labels = data_value(X, "X"), data_value(observed, "observed")
+        n = check_covariates(values).shape[0]
+        G = _observed_classes(labels, n, n_classes)
+        graph = DistanceGraph(values, kernel=kernel, standardize=standardize)
         term = PottsTerm(graph, G, class_weights, beta_max)
-        return super().__new__(cls, name, beta, sigma, term=term,
+        term.labels = _training_labels(labels)
+        return super().__new__(cls, name, beta, sigma, term=term, covariates=_symbolic(X),
                                observed=_as_observed(observed), **kwargs)
 
     rv_type = PottsRV
     rv_op = classmethod(_rv_op)
 
     @classmethod
-    def dist(cls, beta, sigma, *, term, **kwargs):
-        return super().dist([beta, sigma], term=term, **kwargs)
+    def dist(cls, beta, sigma, *, term, covariates=None, **kwargs):
+        params = [beta, sigma] + ([] if covariates is None else [covariates])
+        return super().dist(params, term=term, **kwargs)
 
 
 def potts_node(rv):
@@ -393,12 +429,17 @@ def missing_labels(model, rv):
 
 
 def term_labels(model, rv) -> np.ndarray:
-    """A Potts term's labels, all ``n`` of them; missing ones are -1."""
+    """A Potts term's labels, all ``n`` of them; missing ones are -1. Raises ``ValueError``
+    when ``pm.set_data`` changed its covariates or labels since the model was built."""
+    node = potts_node(rv)
+    n = node.op.term.n
+    covariates = node.inputs[4:]
+    if covariates and not node.op.term.graph.is_training(data_value(covariates[0], "X")):
+        raise _changed_data("the covariates differ from those the graph was built on", n)
     known = np.asarray(data_value(model.rvs_to_values[rv], rv.name), dtype=np.int64)
     missing = missing_labels(model, rv)
-    n = potts_node(rv).op.term.n
     if known.size + (0 if missing is None else missing[0].size) != n:
-        raise _changed_data(known.shape, n)
+        raise _changed_data(f"the labels have shape {known.shape}", n)
     if missing is None:
         return known
     y = np.full(n, -1, dtype=np.int64)
@@ -412,7 +453,7 @@ def potts_parameter_rvs(model, term_rv) -> list:
     """The free variables a Potts term's beta and theta are functions of, directly or through
     Deterministics; not those that reach them only through another free variable's prior (a
     hyper-parameter's conditional does not involve the normalising constant)."""
-    reached = set(ancestors(potts_node(term_rv).inputs[2:], blockers=model.free_RVs))
+    reached = set(ancestors(potts_node(term_rv).inputs[2:4], blockers=model.free_RVs))
     return [rv for rv in model.free_RVs if rv in reached]
 
 

@@ -129,6 +129,11 @@ class NeighbourGraph:
                 "distances to them would overflow to inf in float64, and every distance would tie")
         return Z
 
+    def is_training(self, X) -> bool:
+        """Whether ``X`` is the training covariates as given (``X_input``)."""
+        X = np.asarray(X)
+        return X.shape == self.X_input.shape and np.array_equal(X, self.X_input)
+
     def squared_distances_to(self, X_new) -> np.ndarray:
         """Squared distances ``(m, n)`` from new points to the training points."""
         return _s.squared_distances(self.transform(X_new), self.X)

@@ -143,7 +143,7 @@ class Posterior:
                     "was sampled from another model or data set")
 
     def _parameter_draws(self, posterior, model):
-        params = potts_node(self.rv).inputs[2:]
+        params = potts_node(self.rv).inputs[2:4]
         anc = set(ancestors(params))
         inputs = [rv for rv in model.free_RVs if rv in anc]
         missing = [rv.name for rv in inputs if rv.name not in posterior]

@@ -46,6 +46,7 @@ class PottsTerm:
         self.class_weights = check_class_weights(class_weights, self.n_classes)
         self.n = graph.n_points
         self.is_knn = isinstance(graph, KNNGraph)
+        self.labels = None  # the training labels (-1 where missing): prediction after set_data
         self._cache: dict = {}
 
     def spec(self) -> dict:

@@ -57,3 +57,52 @@ def test_covariates_that_are_random_variables_are_refused(problem):
     with pm.Model(), pytest.raises(ValueError, match="X must be data"):
         noise = pm.Normal("noise", size=X.shape)
         pk.PottsKNN("y", X + noise, 1.0, 2, observed=y)
+
+
+def hand_posterior(beta, k):
+    import arviz as az
+
+    return az.from_dict(posterior={"beta": np.asarray(beta, float)[None],
+                                   "k": np.asarray(k)[None]})
+
+
+def test_set_data_and_posterior_predictive_predict_new_points(problem):
+    """PyMC's idiom: the label draws of new points follow their predictive given the training
+    labels, draw by draw, so their frequencies estimate pk.predict_proba's mean."""
+    X, y = problem
+    X_new = np.random.default_rng(1).normal(size=(5, 2))
+    draws = 1500
+    rng = np.random.default_rng(2)
+    post = hand_posterior(rng.uniform(0, 3, draws), rng.integers(1, 4, draws))
+    model = model_of(X, y, data=True)
+    with model:
+        exact = pk.predict_proba(post, X_new).mean(("chain", "draw")).values[:, 1]
+        pm.set_data({"X": X_new, "labels": np.zeros(5, dtype=int)})
+        pp = pm.sample_posterior_predictive(post, predictions=True, random_seed=3,
+                                            progressbar=False)
+    labels = pp.predictions["y"].values
+    assert labels.shape == (1, draws, 5)
+    se = np.sqrt(exact * (1 - exact) / draws)
+    np.testing.assert_array_less(np.abs(labels.mean(axis=(0, 1)) - exact), 4 * se + 1e-3)
+
+
+def test_set_data_back_to_the_training_points_draws_fresh_fields(problem):
+    X, y = problem
+    model = model_of(X, y, data=True)
+    post = hand_posterior([0.5, 1.0], [2, 3])
+    with model:
+        pm.set_data({"X": X[:4], "labels": y[:4]})
+        pm.set_data({"X": X, "labels": y})
+        pp = pm.sample_posterior_predictive(post, random_seed=1, progressbar=False)
+    assert pp.posterior_predictive["y"].shape == (1, 2, X.shape[0])
+
+
+def test_new_covariates_of_the_training_shape_are_refused_by_the_logp(problem):
+    X, y = problem
+    model = model_of(X, y, data=True)
+    with model:
+        pm.set_data({"X": X + 1.0})
+        with pytest.raises(ValueError, match="covariates differ"):
+            model.compile_logp()(model.initial_point())
+        with pytest.raises(ValueError, match="covariates differ"):
+            pk.Exchange()

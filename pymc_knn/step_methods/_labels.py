@@ -112,7 +112,7 @@ class PottsGibbs(BlockedStep):
         self.sites, _ = missing_labels(model, term_rv)
         self.y = term_labels(model, term_rv)
         self._start_labels = impute_nearest(self.term, self.y)[self.sites]
-        params = model.replace_rvs_by_values(node.inputs[2:])
+        params = model.replace_rvs_by_values(node.inputs[2:4])
         self._parameters = model.compile_fn(params, inputs=model.value_vars,
                                             on_unused_input="ignore", point_fn=True)
         self.rng = np.random.default_rng(rng)

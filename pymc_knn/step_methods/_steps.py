@@ -317,7 +317,7 @@ class PottsStep(BlockedStep):
         out = []
         for v, sl in zip(self.vars, self.layout.slices):
             rv = model.values_to_rvs[v]
-            for role, term_input in enumerate(self.node.inputs[2:]):
+            for role, term_input in enumerate(self.node.inputs[2:4]):
                 if rv is term_input and sl.stop - sl.start == 1:
                     out.append((v.name, sl, role, rv, model.rvs_to_transforms.get(rv)))
         return out

@@ -106,7 +106,7 @@ class TractableLogp:
         value_vars = list(block) + [v for v in model.value_vars if v not in block]
         self.layout = Layout.of(value_vars, point)
         node = potts_node(term_rv)
-        beta, theta = model.replace_rvs_by_values(node.inputs[2:])
+        beta, theta = model.replace_rvs_by_values(node.inputs[2:4])
         others = [rv for rv in model.basic_RVs if potts_node(rv) is not node]
         others += list(model.potentials)
         terms = [t for t in others
