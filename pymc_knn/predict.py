@@ -47,6 +47,9 @@ LAZY_ELEMENTS = 1 << 26
 """Per-draw probabilities with more elements than this (512 MB in float64) come as dask arrays."""
 CHUNK_ELEMENTS = 1 << 22
 """Elements of the strength array ``(point, theta, class)`` per chunk of points."""
+WORK_ELEMENTS = 1 << 24
+"""Kernel weights a d-nn kernel call computes at most (0.2-0.4 s on 2 cores): numba's parallel
+loops cannot check for Ctrl-C, so the calls are kept short and Python checks between them."""
 
 
 class Posterior:
@@ -208,8 +211,11 @@ class Posterior:
                                     term.class_weights, graph.kind == "equal")
         sigmas = np.asarray(thetas, dtype=np.float64)
         M, S = self._row_sums(sigmas)
-        return _k.dnn_strengths(graph.squared_distances_to(X_new), self.y, sigmas, M, S,
-                                DNN_KERNELS[graph.kernel], graph.epsilon, term.class_weights)
+        sq_new = graph.squared_distances_to(X_new)
+        return np.concatenate([
+            _k.dnn_strengths(sq_new[s], self.y, sigmas, M, S, DNN_KERNELS[graph.kernel],
+                             graph.epsilon, term.class_weights)
+            for s in _chunks(sq_new.shape[0], sigmas.size * graph.n_points, WORK_ELEMENTS)])
 
     def query_size(self) -> int:
         """Elements a new point takes in the neighbour query (distances, ranks, order)."""
@@ -222,7 +228,9 @@ class Posterior:
         key, value = self._row_sums_cache
         if key != sigmas.tobytes():
             g = self.term.graph
-            value = _k.dnn_row_sums(g.sq_distances, sigmas, DNN_KERNELS[g.kernel], g.epsilon)
+            parts = [_k.dnn_row_sums(g.sq_distances, sigmas[s], DNN_KERNELS[g.kernel], g.epsilon)
+                     for s in _chunks(sigmas.size, g.n_points**2, WORK_ELEMENTS)]
+            value = tuple(np.concatenate(a) for a in zip(*parts))
             self._row_sums_cache = (sigmas.tobytes(), value)
         return value
 

@@ -258,6 +258,33 @@ def test_lazy_probabilities_equal_eager(rng, monkeypatch):
     assert set(np.unique(idata.predictions["y"].values)) <= {0, 1}
 
 
+def test_dnn_kernel_calls_split_by_work_give_the_same_values(rng, monkeypatch):
+    """The d-nn kernels run in short calls (so Ctrl-C is seen between them): same numbers."""
+    X, y = small_problem(3, n=12)
+    model = dnn_model(X, y, "gaussian")
+    idata = fake_posterior(rng, draws=20)
+    X_new = rng.normal(size=(9, 2))
+    whole = pk.predict_proba(idata, X_new, model=model)
+    calls = {}
+
+    def count_calls(name, arg):
+        kernel = getattr(pk.predict._k, name)
+
+        def counted(*args):
+            calls.setdefault(name, []).append(len(args[arg]))
+            return kernel(*args)
+
+        monkeypatch.setattr(pk.predict._k, name, counted)
+
+    count_calls("dnn_row_sums", 1)  # sigmas per call
+    count_calls("dnn_strengths", 0)  # new points per call
+    # 12 training points, 40 distinct sigmas: 7 sigmas per row-sum call, 2 new points per call
+    monkeypatch.setattr(pk.predict, "WORK_ELEMENTS", 12 * 12 * 7)
+    split = pk.predict_proba(idata, X_new, model=model)
+    assert calls == {"dnn_row_sums": [7] * 5 + [5], "dnn_strengths": [2] * 4 + [1]}
+    np.testing.assert_array_equal(split.values, whole.values)
+
+
 def test_model_from_context_and_class_names(rng):
     X, y = small_problem(1, n=12)
     model = knn_model(X, y, 6)

@@ -16,6 +16,7 @@ from numba import njit
 from .energy import neighbour_counts
 from .gibbs import heat_bath_two as _heat_bath
 from .gibbs import weighted_degrees
+from .signals import check_signals
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -66,6 +67,7 @@ def cftp_potts2(indptr, indices, data, z, beta, class_weights, max_sweeps, seed)
         _start(indptr, indices, data, lo, c_lo, 0)
         n_diff = n
         for t in range(T, 0, -1):
+            check_signals()
             for i in range(n):
                 u = counter_uniform(seed, t * n + i)
                 if n_diff == 0:
@@ -83,6 +85,7 @@ def cftp_potts2(indptr, indices, data, z, beta, class_weights, max_sweeps, seed)
         T = min(2 * T, max_sweeps)
     c_z = neighbour_counts(indptr, indices, data, z, 2)[:, 1].copy()
     for t in range(T, 0, -1):
+        check_signals()
         for i in range(n):
             _heat_bath(indptr, indices, data, z, c_z, deg, i, counter_uniform(seed, t * n + i),
                        beta, a0, a1)

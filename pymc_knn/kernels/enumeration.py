@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .signals import check_signals
+
 
 @njit(cache=True)
 def decode_labelling(s, G, z):
@@ -25,6 +27,8 @@ def state_energies(src, dst, weight, class_weights, n, G):
     out = np.empty(S)
     z = np.zeros(n, dtype=np.int64)
     for s in range(S):
+        if (s & 0xFFFF) == 0:  # 65536 states between checks
+            check_signals()
         decode_labelling(s, G, z)
         e = 0.0
         for p in range(src.size):

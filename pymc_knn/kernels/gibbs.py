@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from .energy import neighbour_counts
+from .signals import check_signals
 
 
 @njit(cache=True)
@@ -92,6 +93,7 @@ def gibbs_sweeps(indptr, indices, data, z, beta, class_weights, n_sweeps, rng):
         a0 = class_weights[0]
         a1 = class_weights[1]
         for _ in range(n_sweeps):
+            check_signals()
             u = rng.random(n)  # one block per sweep: half the cost of n scalar draws
             for i in range(n):
                 heat_bath_two(indptr, indices, data, z, c1, deg, i, u[i], beta, a0, a1)
@@ -99,6 +101,7 @@ def gibbs_sweeps(indptr, indices, data, z, beta, class_weights, n_sweeps, rng):
     c = neighbour_counts(indptr, indices, data, z, class_weights.size)
     scratch = np.empty(class_weights.size)
     for _ in range(n_sweeps):
+        check_signals()
         u = rng.random(n)
         for i in range(n):
             old = z[i]

@@ -37,6 +37,7 @@ from .cftp import cftp_potts2
 from .energy import energy, local_fields, log_pl_derivatives
 from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
+from .signals import check_signals
 from .structure import (csr_from_edges, dnn_row_cumulative, knn_csr, knn_edges, rows_energy,
                         rows_to_edges)
 from .swendsen_wang import swendsen_wang_rows, swendsen_wang_sweeps
@@ -319,6 +320,7 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
     lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
     c1 = c0
     for t in range(n_iter):
+        check_signals()
         kind, log_h = propose(x, x1, p, rng)
         zero_move = 1.0
         if kind == NULL_MOVE:

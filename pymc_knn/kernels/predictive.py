@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .signals import check_signals
 from .structure import dnn_log_ratio, dnn_log_ratios, row_reference, shifted_row
 
 
@@ -277,6 +278,7 @@ def clamped_gibbs(indptr, indices, data, z, sites, beta, class_weights, n_sweeps
     probs = np.empty((sites.size, G))
     h = np.empty(G)
     for sweep in range(n_sweeps):
+        check_signals()
         u = rng.random(sites.size)
         for s in range(sites.size):
             i = sites[s]

@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from .gibbs import draw_from_logits
+from .signals import check_signals
 
 
 @njit(cache=True)
@@ -57,6 +58,7 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
     bonds = np.empty(0 if equal_classes else E, dtype=np.int64)
     logw = np.zeros((0 if equal_classes else n, G))
     for _ in range(n_sweeps):
+        check_signals()
         for i in range(n):
             parent[i] = i
             size[i] = 1
@@ -164,6 +166,7 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng):
     bonds = np.arange(cap)
     logw = np.zeros((0 if equal_classes else n, class_weights.size))
     for _ in range(n_sweeps):
+        check_signals()
         for i in range(n):
             parent[i] = i
             size[i] = 1
