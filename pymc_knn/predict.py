@@ -21,9 +21,9 @@ array.
 
 Memory: every function here goes over the new points in chunks whose working arrays (the
 neighbour query, ``(m, n)`` in the training points; the strengths; per-draw probabilities) fit in
-``working_memory`` MiB, scikit-learn's setting by default (``sklearn.get_config()``, 1024 MiB).
-What they return is on top of it: ``(chain, draw, point, class)`` per-draw probabilities unless
-lazy, ``(point, class)`` summaries.
+``working_memory`` MiB, scikit-learn's setting by default (``sklearn.get_config()``, 1024 MiB),
+and in dask's ``array.chunk-size`` (128 MiB). What they return is on top of it: ``(chain, draw,
+point, class)`` per-draw probabilities unless lazy, ``(point, class)`` summaries.
 
 Joint (transductive) prediction (Segerie and Peyrot, section 3.1): for each posterior draw all the
 new labels are drawn together by Gibbs sweeps on the field over training and new points, the
@@ -247,9 +247,14 @@ def _budget(working_memory) -> int:
 
 
 def _chunks(m: int, per_point: int, budget: int, fixed: int = 0):
-    """Slices of the ``m`` points, each taking at most ``budget - fixed`` bytes at
-    ``per_point`` bytes a point (one point per chunk when not even one fits)."""
-    size = max(1, min(m, (budget - fixed) // max(per_point, 1)))
+    """Slices of the ``m`` points at ``per_point`` bytes a point: a chunk takes at most
+    ``budget - fixed`` bytes (``fixed`` being held across chunks) and at most dask's
+    ``array.chunk-size``, since larger chunks are no faster; one point when not even one fits."""
+    import dask
+    from dask.utils import parse_bytes
+
+    room = min(budget - fixed, parse_bytes(dask.config.get("array.chunk-size")))
+    size = max(1, min(m, room // max(per_point, 1)))
     return [slice(s, min(m, s + size)) for s in range(0, m, size)]
 
 
@@ -303,12 +308,12 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         Return a dask-backed array computed on demand in chunks of points. Default: lazy when
         the array (``8 * chains * draws * m * classes`` bytes) would exceed ``working_memory``.
     working_memory : float, optional
-        MiB the working arrays of one chunk of points may take: the neighbour query (``n``
-        training points per new point), the strengths and the chunk's per-draw probabilities.
-        Default scikit-learn's setting (``sklearn.get_config()["working_memory"]``, 1024).
-        The returned array is not counted: eager, it takes its full size; lazy, a chunk's
-        working arrays take at most ``min(working_memory, dask's array.chunk-size)`` (128 MiB by
-        default), and dask computes one chunk per thread at a time.
+        MiB the working arrays may take: chunks of new points count the neighbour query (``n``
+        training points per new point), the strengths and the chunk's per-draw probabilities,
+        and are also at most dask's ``array.chunk-size`` (128 MiB by default). Default
+        scikit-learn's setting (``sklearn.get_config()["working_memory"]``, 1024). The
+        returned array is not counted: eager, it takes its full size; lazy, dask computes one
+        chunk per thread at a time.
 
     Returns
     -------
@@ -346,12 +351,10 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     if lazy:
         import dask
         import dask.array as da
-        from dask.utils import parse_bytes
 
-        chunk = min(budget, parse_bytes(dask.config.get("array.chunk-size")))
         blocks = [da.from_delayed(dask.delayed(block)(X_new[s]),
                                   shape=(C, D, s.stop - s.start, G), dtype=np.float64)
-                  for s in _chunks(m, per_point, chunk, fixed)]
+                  for s in _chunks(m, per_point, budget, fixed)]
         data = da.concatenate(blocks, axis=2)
     else:
         data = np.empty((C, D, m, G))
@@ -444,8 +447,9 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     ci_prob : float
         Probability of the equal-tailed credible interval (000 Fig. 3 uses 0.95).
     working_memory : float, optional
-        MiB the working arrays of one chunk of points may take (the neighbour query and the
-        strengths at each distinct ``k`` or ``sigma``); default scikit-learn's setting
+        MiB the working arrays may take (chunks of points: the neighbour query and the
+        strengths at each distinct ``k`` or ``sigma``, each chunk also within dask's
+        ``array.chunk-size``); default scikit-learn's setting
         (``sklearn.get_config()["working_memory"]``, 1024). The ``(point, class)`` results
         are not counted.
 

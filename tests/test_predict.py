@@ -325,6 +325,8 @@ def test_chunks_respect_the_budget():
     assert [s.stop - s.start for s in chunks] == [10] * 10
     # less than a point fits: one point at a time, never none
     assert len(pk.predict._chunks(7, per_point=800, budget=500)) == 7
+    with dask.config.set({"array.chunk-size": "4000B"}):  # and no chunk beyond dask's size
+        assert len(pk.predict._chunks(100, per_point=800, budget=2**30)) == 20
 
 
 @pytest.mark.parametrize("kind", ["knn", "dnn"])
