@@ -267,7 +267,7 @@ class Korea:
                 np.ones(1))
 
     def predictive_summary(self, X_new, *, estimate="average", ci_prob=0.95,
-                           classes=None) -> xr.Dataset:
+                           classes=None, working_memory=None) -> xr.Dataset:
         """Posterior predictive of new points, as :func:`pymc_knn.predictive_summary`.
 
         Parameters
@@ -281,6 +281,8 @@ class Korea:
             mixture's nodes.
         classes : array_like, optional
             Labels of the ``class`` coordinate (default ``0..G-1``).
+        working_memory : float, optional
+            MiB a chunk of points may take, as for :func:`pymc_knn.predictive_summary`.
 
         Returns
         -------
@@ -288,15 +290,18 @@ class Korea:
             ``proba``, ``lower``, ``upper`` (point, class), ``bayes_class`` and ``uncertain``
             (point).
         """
-        from .predict import _check_ci, _summary_dataset, summarize_mixture
+        from .predict import _budget, _check_ci, _summary_dataset, summarize_mixture
 
         ci_prob = _check_ci(ci_prob)
+        budget = _budget(working_memory)
         t_index, betas, weights = self._nodes_for(estimate)
         X_new = self._checked_new(X_new)
         g = self.graph
+        # the asymmetric neighbourhood replaces enter_k by a second (m, n) array
+        query = g.query_bytes() + (8 * g.n_points if g.kind == "asymmetric" else 0)
         mean, lower, upper = summarize_mixture(
             self._strengths, X_new, g.k_max, t_index, betas, weights, self.n_classes, True,
-            3 * g.n_points + g.k_max, ci_prob)
+            query, ci_prob, budget)
         if classes is None:
             classes = np.arange(self.n_classes)
         classes = np.asarray(classes)

@@ -138,6 +138,11 @@ class NeighbourGraph:
         """Squared distances ``(m, n)`` from new points to the training points."""
         return _s.squared_distances(self.transform(X_new), self.X)
 
+    def query_bytes(self) -> int:
+        """Bytes a new point takes while its distances to the training points are computed:
+        its standardised covariates (and a temporary) and a row of ``m x n`` distances."""
+        return 8 * (self.n_points + 2 * self.n_features)
+
     def coupling(self, param) -> Coupling:  # pragma: no cover - documented in subclasses
         raise TypeError(f"{type(self).__name__} is abstract")
 
@@ -254,8 +259,17 @@ class KNNGraph(NeighbourGraph):
         y, a = check_labels_and_weights(y, self.n_points, class_weights)
         return knn_energy_all_k(self.neighbours, self.reverse_rank, y, a, self.kind == "equal")
 
+    def query_bytes(self) -> int:
+        """Bytes a new point takes in :meth:`query`: its distances, their argsort and
+        ``enter_k`` (``n`` each), its ``k_max`` neighbours and its standardised covariates."""
+        return 8 * (3 * self.n_points + self.k_max + 2 * self.n_features)
+
     def query(self, X_new) -> KNNQuery:
-        """Neighbours of new points among the training points, and the reverse neighbourhoods."""
+        """Neighbours of new points among the training points, and the reverse neighbourhoods.
+
+        Dense in the training points: ``(m, n)`` distances and ``enter_k``; callers go in chunks
+        of new points (:meth:`query_bytes` each).
+        """
         sq = self.squared_distances_to(X_new)
         order = np.argsort(sq, axis=1, kind="stable")[:, : self.k_max]
         enter = _s.knn_enter_ranks(sq, self.sq_distances)

@@ -19,6 +19,12 @@ follow. Summaries stream over the draws (draws that share ``k`` share their neig
 over chunks of points: a 200 x 200 grid with 10,000 draws never holds the (draw, point, class)
 array.
 
+Memory: every function here goes over the new points in chunks whose working arrays (the
+neighbour query, ``(m, n)`` in the training points; the strengths; per-draw probabilities) fit in
+``working_memory`` MiB, scikit-learn's setting by default (``sklearn.get_config()``, 1024 MiB),
+and in dask's ``array.chunk-size`` (128 MiB). What they return is on top of it: ``(chain, draw,
+point, class)`` per-draw probabilities unless lazy, ``(point, class)`` summaries.
+
 Joint (transductive) prediction (Segerie and Peyrot, section 3.1): for each posterior draw all the
 new labels are drawn together by Gibbs sweeps on the field over training and new points, the
 training labels fixed.
@@ -26,8 +32,10 @@ training labels fixed.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pymc as pm
+import sklearn
 import xarray as xr
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.traversal import ancestors
@@ -43,10 +51,6 @@ __all__ = ["add_predictions", "imputed_proba", "predict_proba", "predictive_summ
            "summarize_proba", "uncertainty_zones"]
 
 SAMPLE_DIMS = ("chain", "draw")
-LAZY_ELEMENTS = 1 << 26
-"""Per-draw probabilities with more elements than this (512 MB in float64) come as dask arrays."""
-CHUNK_ELEMENTS = 1 << 22
-"""Elements of the strength array ``(point, theta, class)`` per chunk of points."""
 WORK_ELEMENTS = 1 << 24
 """Kernel weights a d-nn kernel call computes at most (0.2-0.4 s on 2 cores): numba's parallel
 loops cannot check for Ctrl-C, so the calls are kept short and Python checks between them."""
@@ -215,12 +219,15 @@ class Posterior:
         return np.concatenate([
             _k.dnn_strengths(sq_new[s], self.y, sigmas, M, S, DNN_KERNELS[graph.kernel],
                              graph.epsilon, term.class_weights)
-            for s in _chunks(sq_new.shape[0], sigmas.size * graph.n_points, WORK_ELEMENTS)])
+            for s in _work_slices(sq_new.shape[0], sigmas.size * graph.n_points)])
 
-    def query_size(self) -> int:
-        """Elements a new point takes in the neighbour query (distances, ranks, order)."""
-        g = self.term.graph
-        return 3 * g.n_points + (g.k_max if self.term.is_knn else 0)
+    def query_bytes(self) -> int:
+        """Bytes a new point takes in the neighbour query (distances, ranks, order)."""
+        return self.term.graph.query_bytes()
+
+    def fixed_bytes(self, n_thetas) -> int:
+        """Bytes held across chunks: d-nn's training row sums at each of ``n_thetas`` sigmas."""
+        return 0 if self.term.is_knn else 16 * n_thetas * self.term.n
 
     def _row_sums(self, sigmas):
         """The training rows' reference distances and weight sums at ``sigmas`` (kernel
@@ -229,7 +236,7 @@ class Posterior:
         if key != sigmas.tobytes():
             g = self.term.graph
             parts = [_k.dnn_row_sums(g.sq_distances, sigmas[s], DNN_KERNELS[g.kernel], g.epsilon)
-                     for s in _chunks(sigmas.size, g.n_points**2, WORK_ELEMENTS)]
+                     for s in _work_slices(sigmas.size, g.n_points**2)]
             value = tuple(np.concatenate(a) for a in zip(*parts))
             self._row_sums_cache = (sigmas.tobytes(), value)
         return value
@@ -253,9 +260,42 @@ def _checked_new(post: Posterior, X_new) -> np.ndarray:
     return X_new
 
 
-def _chunks(m: int, per_point: int, budget: int = CHUNK_ELEMENTS):
-    size = max(1, min(m, budget // max(per_point, 1)))
+def _budget(working_memory) -> int:
+    """``working_memory`` (MiB) in bytes; ``None``: scikit-learn's ``working_memory`` setting."""
+    if working_memory is None:
+        working_memory = sklearn.get_config()["working_memory"]
+    ok = (isinstance(working_memory, (int, float, np.integer, np.floating))
+          and not isinstance(working_memory, bool) and np.isfinite(working_memory)
+          and working_memory > 0)
+    if not ok:
+        raise ValueError(
+            f"working_memory must be a positive number of MiB (default scikit-learn's "
+            f"working_memory setting, 1024), got {working_memory!r}")
+    return int(working_memory * 2**20)
+
+
+def _chunks(m: int, per_point: int, budget: int, fixed: int = 0):
+    """Slices of the ``m`` points at ``per_point`` bytes a point: a chunk takes at most
+    ``budget - fixed`` bytes (``fixed`` being held across chunks) and at most dask's
+    ``array.chunk-size``, since larger chunks are no faster; one point when not even one fits."""
+    import dask
+    from dask.utils import parse_bytes
+
+    room = min(budget - fixed, parse_bytes(dask.config.get("array.chunk-size")))
+    return _slices(m, max(1, min(m, room // max(per_point, 1))))
+
+
+def _work_slices(m: int, per_item: int):
+    """Slices of ``m`` items of ``per_item`` kernel weights each, ``WORK_ELEMENTS`` a call."""
+    return _slices(m, max(1, WORK_ELEMENTS // max(per_item, 1)))
+
+
+def _slices(m: int, size: int):
     return [slice(s, min(m, s + size)) for s in range(0, m, size)]
+
+
+def _gigabytes(nbytes) -> str:
+    return f"{nbytes / 1e9:.3g} GB"
 
 
 def _class_coord(G: int, classes):
@@ -268,7 +308,7 @@ def _class_coord(G: int, classes):
 
 
 def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
-                  sweeps=20, random_seed=None, lazy=None) -> xr.DataArray:
+                  sweeps=20, random_seed=None, lazy=None, working_memory=None) -> xr.DataArray:
     """Class probabilities of new points for every posterior draw (000 eq. 5).
 
     Parameters
@@ -292,20 +332,30 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         probabilities returned are each new label's full conditional at the last sweep
         (Rao-Blackwellised), and ``attrs["labels"]`` holds the label draws ``(chain, draw,
         point)``. Costs ``sweeps`` Gibbs sweeps over the new points per draw; thin ``idata``
-        first (``idata.sel(draw=slice(None, None, 10))``) for long runs.
+        first (``idata.sel(draw=slice(None, None, 10))``) for long runs. The graph of the
+        ``n + m`` points is built whole (``(n + m)**2`` distances; for d-nn a dense coupling):
+        beyond ``working_memory`` it is refused with its size.
     sweeps : int
         Gibbs sweeps per draw when ``joint``.
     random_seed : int or numpy.random.Generator, optional
         For ``joint`` only (the independent probabilities are deterministic).
     lazy : bool, optional
-        Return a dask-backed array computed in chunks of points. Default: lazy when the array
-        would exceed 2**26 elements (512 MB).
+        Return a dask-backed array computed on demand in chunks of points. Default: lazy when
+        the array (``8 * chains * draws * m * classes`` bytes) would exceed ``working_memory``.
+    working_memory : float, optional
+        MiB the working arrays may take: chunks of new points count the neighbour query (``n``
+        training points per new point), the strengths and the chunk's per-draw probabilities,
+        and are also at most dask's ``array.chunk-size`` (128 MiB by default). Default
+        scikit-learn's setting (``sklearn.get_config()["working_memory"]``, 1024). The
+        returned array is not counted: eager, it takes its full size; lazy, dask computes one
+        chunk per thread at a time.
 
     Returns
     -------
     xarray.DataArray
         Dims ``(chain, draw, point, class)``, named ``f"{var_name}_proba"``.
     """
+    budget = _budget(working_memory)
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     coords = {**post.coords, "point": np.arange(X_new.shape[0]),
@@ -313,7 +363,7 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     dims = (*SAMPLE_DIMS, "point", "class")
     name = f"{post.name}_proba"
     if joint:
-        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed))
+        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed), budget)
         out = xr.DataArray(probs, coords=coords, dims=dims, name=name)
         out.attrs["labels"] = labels
         out.attrs["method"] = "joint Gibbs (Segerie and Peyrot, section 3.1)"
@@ -328,19 +378,23 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         p = _k.draw_probabilities(post.strengths(X, thetas), beta, index)
         return p.reshape(C, D, X.shape[0], G)
 
+    out_point = 8 * C * D * G  # one point's per-draw probabilities
+    per_point = post.query_bytes() + 8 * thetas.size * G + out_point
+    fixed = post.fixed_bytes(thetas.size)
     if lazy is None:
-        lazy = C * D * m * G > LAZY_ELEMENTS
+        lazy = m * out_point > budget
     if lazy:
         import dask
         import dask.array as da
 
         blocks = [da.from_delayed(dask.delayed(block)(X_new[s]),
                                   shape=(C, D, s.stop - s.start, G), dtype=np.float64)
-                  for s in _chunks(m, C * D * G, LAZY_ELEMENTS // 4)]
+                  for s in _chunks(m, per_point, budget, fixed)]
         data = da.concatenate(blocks, axis=2)
     else:
-        chunks = _chunks(m, C * D * G + post.query_size())
-        data = np.concatenate([block(X_new[s]) for s in chunks], axis=2)
+        data = np.empty((C, D, m, G))
+        for s in _chunks(m, per_point, budget, fixed):
+            data[:, :, s] = block(X_new[s])
     out = xr.DataArray(data, coords=coords, dims=dims, name=name)
     out.attrs["method"] = "independent (Cucala et al. 2009, eq. 5)"
     return out
@@ -389,19 +443,49 @@ def _joint_graph(post: Posterior, X_new):
     return DistanceGraph(both, kernel=g.kernel, standardize=False, epsilon=g.epsilon)
 
 
-def _joint(post: Posterior, X_new, sweeps, rng):
+def _joint_bytes(post: Posterior, m: int) -> int:
+    """Bytes of the graph of the ``n + m`` points and its couplings in :func:`_joint`."""
+    N = post.term.n + m
+    if post.term.is_knn:
+        # the dense distances and their argsort while the graph is built, then one sparse
+        # coupling per distinct k, all kept (edges and CSR: at most 56 bytes per neighbour)
+        return 16 * N * N + 56 * N * int(np.unique(post.theta).sum())
+    # the distances, kept, and one sigma's coupling at a time: all pairs as edges (24 bytes
+    # a pair) and CSR (16 a pair and row), the dense weights alongside while it is built
+    return 36 * N * N
+
+
+def _check_joint_size(post: Posterior, m: int, budget: int):
+    need = _joint_bytes(post, m)
+    if need > budget:
+        raise ValueError(
+            f"joint=True builds the graph of the n + m = {post.term.n} + {m} training and new "
+            f"points: about {_gigabytes(need)} ({post.term.n + m}**2 pairwise terms), over "
+            f"working_memory = {budget / 2**20:g} MiB. Predict the new points in smaller batches "
+            f"(each batch is then joint within itself only), use the independent predictive "
+            f"(joint=False, which goes in chunks), or raise working_memory")
+
+
+def _joint(post: Posterior, X_new, sweeps, rng, budget):
     if isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
         raise ValueError(f"sweeps must be a positive integer, got {sweeps!r}")
-    term = PottsTerm(_joint_graph(post, X_new), post.term.n_classes, post.term.class_weights)
     n, m, G = post.term.n, X_new.shape[0], post.term.n_classes
+    _check_joint_size(post, m, budget)
+    term = PottsTerm(_joint_graph(post, X_new), post.term.n_classes, post.term.class_weights)
+    # kNN couplings are sparse and recur with k: cached; d-nn ones are dense: one at a time
+    coupling = term.coupling if term.is_knn else term.graph.coupling
     C, D = post.beta.shape
     sites = np.arange(n, n + m)
     probs = np.empty((C, D, m, G))
     labels = np.empty((C, D, m), dtype=np.int64)
+    cp, current = None, None
     for c in range(C):
         z = np.concatenate([post.y, rng.integers(0, G, m)])
         for d in range(D):
-            cp = term.coupling(post.theta[c, d].item())
+            theta = post.theta[c, d].item()
+            if theta != current:
+                cp = None  # the last d-nn coupling goes before the next is built
+                cp, current = coupling(theta), theta
             probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
                                            post.beta[c, d], term.class_weights, int(sweeps), rng)
             labels[c, d] = z[n:]
@@ -423,7 +507,7 @@ def _check_ci(ci_prob) -> float:
 
 
 def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
-                       classes=None) -> xr.Dataset:
+                       classes=None, working_memory=None) -> xr.Dataset:
     """Posterior predictive summary of new points, streamed over draws and chunks of points.
 
     Parameters
@@ -432,6 +516,12 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
         As for :func:`predict_proba`.
     ci_prob : float
         Probability of the equal-tailed credible interval (000 Fig. 3 uses 0.95).
+    working_memory : float, optional
+        MiB the working arrays may take (chunks of points: the neighbour query and the
+        strengths at each distinct ``k`` or ``sigma``, each chunk also within dask's
+        ``array.chunk-size``); default scikit-learn's setting
+        (``sklearn.get_config()["working_memory"]``, 1024). The ``(point, class)`` results
+        are not counted.
 
     Returns
     -------
@@ -451,24 +541,27 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     each point sorts its distinct draws' probabilities.
     """
     ci_prob = _check_ci(ci_prob)
+    budget = _budget(working_memory)
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     thetas, t_index, beta, counts = _distinct_draws(post)
     mean, lower, upper = summarize_mixture(
         lambda X: post.strengths(X, thetas), X_new, thetas.size, t_index, beta,
-        counts.astype(np.float64), post.term.n_classes, post.term.is_knn, post.query_size(),
-        ci_prob)
+        counts.astype(np.float64), post.term.n_classes, post.term.is_knn, post.query_bytes(),
+        ci_prob, budget, post.fixed_bytes(thetas.size))
     classes = _class_coord(post.term.n_classes, classes)
     return _summary_dataset(mean, lower, upper, classes, ci_prob)
 
 
 def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_knn,
-                      query_size, ci_prob):
+                      query_bytes, ci_prob, budget, fixed=0):
     """Mean and equal-tailed interval of class probabilities under a weighted set of draws.
 
     ``strengths(X)`` gives ``h[a, t, g]`` for ``n_thetas`` thetas; draw ``u`` has ``beta[u]``,
     theta ``t_index[u]`` and weight ``weights[u]``, sorted by theta then beta. Points go in
-    chunks; with two classes and a kNN model each quantile is a bisection on the logit.
+    chunks of at most ``budget`` bytes, counting ``query_bytes`` a point for the query behind
+    ``strengths`` and ``fixed`` bytes held throughout; with two classes and a kNN model each
+    quantile is a bisection on the logit.
     """
     lo_q, hi_q = (1 - ci_prob) / 2, (1 + ci_prob) / 2
     m = X_new.shape[0]
@@ -477,8 +570,10 @@ def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_
     if two:
         bounds = np.searchsorted(t_index, np.arange(n_thetas + 1)).astype(np.int64)
         cumw = np.concatenate([[0.0], np.cumsum(weights)])
-    per_point = (n_thetas if two else n_thetas + beta.size) * G + query_size
-    for s in _chunks(m, per_point):
+    per_point = query_bytes + 8 * G * (n_thetas + 3)  # query, strengths, the kernel's results
+    if not two:  # each thread sorts one point's distinct draws at a time
+        fixed += numba.get_num_threads() * 8 * beta.size * (G + 3)
+    for s in _chunks(m, per_point, budget, fixed):
         h = strengths(X_new[s])
         if two:
             mean[s], lower[s], upper[s] = _k.summaries_two_classes(h, beta, cumw, bounds,
@@ -546,7 +641,7 @@ def _summary_dataset(mean, lower, upper, classes, ci_prob) -> xr.Dataset:
 
 
 def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
-                    sweeps=20, random_seed=None, lazy=None):
+                    sweeps=20, random_seed=None, lazy=None, working_memory=None):
     """Store the posterior predictive of new points in ``idata`` (ArviZ's ``predictions`` group).
 
     ``predictions`` gets ``var_name`` (label draws as class indices ``0..G-1``, dims ``(chain,
@@ -554,7 +649,8 @@ def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, jo
     ``f"{var_name}_proba"`` (per-draw class probabilities, dims ``(chain, draw, point,
     class)``); ``predictions_constant_data`` gets ``f"{var_name}_X"`` (dims ``(point,
     feature)``). Existing groups of these names are replaced. Arguments as for
-    :func:`predict_proba`; ``random_seed`` seeds the label draws.
+    :func:`predict_proba`; ``random_seed`` seeds the label draws, which go in chunks of draws
+    within ``working_memory`` too.
 
     Returns
     -------
@@ -562,14 +658,15 @@ def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, jo
         ``idata`` itself, extended in place.
     """
     proba = predict_proba(idata, X_new, model=model, var_name=var_name, classes=classes,
-                          joint=joint, sweeps=sweeps, random_seed=random_seed, lazy=lazy)
+                          joint=joint, sweeps=sweeps, random_seed=random_seed, lazy=lazy,
+                          working_memory=working_memory)
     name = proba.name[: -len("_proba")]
     X_new = np.asarray(X_new, dtype=np.float64)
     if joint:
         labels = xr.DataArray(proba.attrs.pop("labels"), dims=(*SAMPLE_DIMS, "point"),
                               coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})
     else:
-        labels = _draw_labels(proba, np.random.default_rng(random_seed))
+        labels = _draw_labels(proba, np.random.default_rng(random_seed), _budget(working_memory))
     predictions = xr.Dataset({name: labels, proba.name: proba})
     constant = xr.Dataset({f"{name}_X": (("point", "feature"), X_new)},
                           coords={"point": proba["point"].values})
@@ -580,11 +677,16 @@ def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, jo
     return idata
 
 
-def _draw_labels(proba: xr.DataArray, rng) -> xr.DataArray:
-    """One class index per draw and point, by inverse cdf (chunk by chunk for dask arrays)."""
+def _inverse_cdf(p, u):
+    """Class indices with cdf ``p.cumsum(-1)`` at uniforms ``u`` (one per row of ``p``)."""
+    return np.minimum((np.cumsum(p, axis=-1) < u[..., None]).sum(axis=-1), p.shape[-1] - 1)
+
+
+def _draw_labels(proba: xr.DataArray, rng, budget) -> xr.DataArray:
+    """One class index per draw and point, by inverse cdf: for dask arrays chunk by chunk of
+    points, else in chunks of draws within ``budget`` bytes (one stream of uniforms either way)."""
     def draw(p, seed):
-        u = np.random.default_rng(seed).random(p.shape[:-1])[..., None]
-        return np.minimum((np.cumsum(p, axis=-1) < u).sum(axis=-1), p.shape[-1] - 1)
+        return _inverse_cdf(p, np.random.default_rng(seed).random(p.shape[:-1]))
 
     data = proba.data
     if hasattr(data, "dask"):
@@ -598,6 +700,12 @@ def _draw_labels(proba: xr.DataArray, rng) -> xr.DataArray:
                  for b, s, c in zip(blocks, seeds, data.chunks[2])]
         labels = da.concatenate(parts, axis=2)
     else:
-        labels = draw(np.asarray(data), rng.integers(0, 2**63))
+        p = np.asarray(data).reshape(-1, *data.shape[2:])  # (draw, point, class)
+        stream = np.random.default_rng(rng.integers(0, 2**63))
+        labels = np.empty(p.shape[:2], dtype=np.int64)
+        # a draw's cumulative sums, their comparison and its uniforms
+        for s in _chunks(p.shape[0], p[0].size * 9 + p.shape[1] * 8, budget):
+            labels[s] = _inverse_cdf(p[s], stream.random(labels[s].shape))
+        labels = labels.reshape(data.shape[:3])
     return xr.DataArray(labels, dims=(*SAMPLE_DIMS, "point"),
                         coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})

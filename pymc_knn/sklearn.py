@@ -10,6 +10,8 @@ and ``Pipeline``.
 
 from __future__ import annotations
 
+import multiprocessing
+
 import numpy as np
 import pymc as pm
 from scipy.spatial.distance import pdist, squareform
@@ -61,6 +63,12 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
     draws, tune, chains, cores, random_seed, progressbar
         Passed to ``pm.sample`` (its convergence checks on). The same ``random_seed`` gives the
         same fit and predictions.
+    mp_ctx : str or multiprocessing context, optional
+        How ``pm.sample`` starts its chain processes when ``cores > 1`` (``"fork"``, ``"spawn"``,
+        ``"forkserver"``). Default: PyMC's choice, except inside a worker of joblib's loky
+        backend (scikit-learn's ``n_jobs``), whose default context cannot send PyMC's shared
+        arrays: there the platform's standard method (:func:`multiprocessing.get_all_start_methods`,
+        first entry; ``"fork"`` on Linux before Python 3.14).
     beta_upper : float
         Prior ``beta ~ Uniform(0, beta_upper)``; Cucala et al. use 4.
     k_max : int, optional
@@ -124,7 +132,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, model="symmetrised", method="exchange", draws=1000, tune=1000, chains=2,
                  cores=1, random_seed=None, beta_upper=4.0, k_max=None, sigma_upper=None,
                  standardize=True, sampler="swendsen_wang", sweeps=10, ci_prob=0.95,
-                 progressbar=False):
+                 progressbar=False, mp_ctx=None):
         self.model = model
         self.method = method
         self.draws = draws
@@ -140,6 +148,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         self.sweeps = sweeps
         self.ci_prob = ci_prob
         self.progressbar = progressbar
+        self.mp_ctx = mp_ctx
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -167,7 +176,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 classes in y, got {classes.size} class "
                 f"({classes[0]!r})")
-        X = np.array(X)  # a copy: the model is rebuilt from it when the estimator is unpickled
+        # a copy, owned and writable (joblib may pass a read-only memory map); the model is
+        # rebuilt from it when the estimator is unpickled
+        X = np.array(X)
         upper = self._prior_upper(X, y_encoded)
         for stale in ("korea_", "model_", "idata_", "convergence_", "_fit_X", "_fit_y"):
             self.__dict__.pop(stale, None)
@@ -181,7 +192,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                 idata = pm.sample(
                     self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
                     random_seed=self.random_seed, step=self._step(),
-                    progressbar=self.progressbar)
+                    progressbar=self.progressbar, mp_ctx=self._mp_ctx())
             self.model_, self.idata_ = model, idata
             self.convergence_ = check_convergence(idata, var_names=list(idata.posterior))
             self._fit_X, self._fit_y = X, y_encoded
@@ -265,6 +276,17 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         if "_fit_X" in state:
             self.model_ = self._build_model(self._fit_X, self._fit_y, self.prior_upper_,
                                             self.classes_.size)
+
+    def _mp_ctx(self):
+        """``mp_ctx`` for ``pm.sample``: a standard context inside a joblib (loky) worker."""
+        if self.mp_ctx is not None or self.cores == 1 or self.chains == 1:
+            return self.mp_ctx
+        standard = multiprocessing.get_all_start_methods()
+        if multiprocessing.get_start_method(allow_none=True) in (None, *standard):
+            return None
+        # loky's context pickles the processes' arguments with its own reducers, which cannot
+        # send the shared-memory arrays (mmap-backed RawArrays) PyMC gives each chain process
+        return standard[0]
 
     def _step(self):
         if self.method == "pseudo":

@@ -12,9 +12,11 @@ among their k nearest) enter through ``W^T``: every case below checks that some 
 import itertools
 
 import arviz as az
+import dask
 import numpy as np
 import pymc as pm
 import pytest
+import xarray as xr
 from scipy.special import softmax
 
 import brute
@@ -180,11 +182,15 @@ def test_uncertainty_zone_rules():
     np.testing.assert_array_equal(pk.uncertainty_zones(lower, upper, mean), [True, False, True])
 
 
-def test_joint_prediction_of_one_point_is_eq5(rng):
+@pytest.mark.parametrize("kind", ["knn", "dnn"])
+def test_joint_prediction_of_one_point_is_eq5(kind, rng):
     """With a single new point, its Gibbs full conditional is eq. 5 exactly."""
     X, y = small_problem(6, n=10)
-    model = knn_model(X, y, 5)
-    idata = fake_posterior(rng, draws=10, K=5)
+    if kind == "knn":
+        model, idata = knn_model(X, y, 5), fake_posterior(rng, draws=10, K=5)
+    else:  # repeated sigmas, as MCMC makes them: the coupling is reused
+        model, idata = dnn_model(X, y, "gaussian"), fake_posterior(rng, draws=10)
+        idata.posterior["sigma"][:, 1::2] = idata.posterior["sigma"][:, ::2].values
     x = rng.normal(size=(1, 2))
     joint = pk.predict_proba(idata, x, model=model, joint=True, sweeps=2, random_seed=1)
     independent = pk.predict_proba(idata, x, model=model)
@@ -241,19 +247,23 @@ def test_add_predictions_groups(rng):
     assert again.predictions.sizes["point"] == 2  # replaced, not stacked
 
 
-def test_lazy_probabilities_equal_eager(rng, monkeypatch):
+def test_lazy_probabilities_equal_eager(rng):
     X, y = small_problem(1, n=12)
     model = knn_model(X, y, 6)
     idata = fake_posterior(rng, draws=50, K=6)
     X_new = rng.normal(size=(30, 2))
     eager = pk.predict_proba(idata, X_new, model=model, lazy=False)
-    monkeypatch.setattr(pk.predict, "LAZY_ELEMENTS", 2000)  # small chunks
-    lazy = pk.predict_proba(idata, X_new, model=model)
+    # 10 kB: the 48 kB array is lazy by default, in chunks of about 5 points
+    lazy = pk.predict_proba(idata, X_new, model=model, working_memory=0.01)
     assert hasattr(lazy.data, "dask") and lazy.data.numblocks[2] > 1
     np.testing.assert_allclose(lazy.values, eager.values)
+    with dask.config.set({"array.chunk-size": "10kB"}):  # lazy chunks within dask's size too
+        small = pk.predict_proba(idata, X_new, model=model, lazy=True)
+    assert small.data.numblocks[2] > 1
+    np.testing.assert_array_equal(small.values, eager.values)
     summary = pk.summarize_proba(lazy)
     np.testing.assert_allclose(summary["proba"].values, eager.mean(("chain", "draw")).values)
-    pk.add_predictions(idata, X_new, model=model, random_seed=1)
+    pk.add_predictions(idata, X_new, model=model, random_seed=1, working_memory=0.01)
     assert hasattr(idata.predictions["y"].data, "dask")
     assert set(np.unique(idata.predictions["y"].values)) <= {0, 1}
 
@@ -285,6 +295,82 @@ def test_dnn_kernel_calls_split_by_work_give_the_same_values(rng, monkeypatch):
     np.testing.assert_array_equal(split.values, whole.values)
 
 
+@pytest.fixture
+def chunk_counts(monkeypatch):
+    """The number of chunks of every ``_chunks`` call, in order."""
+    counts = []
+    original = pk.predict._chunks
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        counts.append(len(out))
+        return out
+
+    monkeypatch.setattr(pk.predict, "_chunks", spy)
+    return counts
+
+
+@pytest.mark.parametrize("case", ["knn3", "dnn2"])
+def test_working_memory_chunks_give_the_same_results(case, rng, chunk_counts):
+    """A budget of a few points a chunk: several chunks, results equal to one chunk's."""
+    if case == "knn3":
+        X, y = small_problem(4, n=12, G=3)
+        model, idata = knn_model(X, y, 4), fake_posterior(rng, draws=40, K=4, y=y)
+    else:
+        X, y = small_problem(4, n=12)
+        model, idata = dnn_model(X, y, "gaussian"), fake_posterior(rng, draws=40, y=y)
+    X_new = rng.normal(size=(40, 2))
+    tiny, ample = 0.02, 1024  # MiB: 20 kB, a few points a chunk
+    runs = {}
+    for wm in (tiny, ample):
+        chunk_counts.clear()
+        proba = pk.predict_proba(idata, X_new, model=model, lazy=False, working_memory=wm)
+        summary = pk.predictive_summary(idata, X_new, model=model, working_memory=wm)
+        pk.add_predictions(idata, X_new, model=model, random_seed=2, lazy=False,
+                           working_memory=wm)
+        runs[wm] = proba.values, summary, idata.predictions["y"].values, list(chunk_counts)
+    assert min(runs[tiny][3]) > 1 and runs[ample][3] == [1, 1, 1, 1]
+    np.testing.assert_array_equal(runs[tiny][0], runs[ample][0])
+    xr.testing.assert_identical(runs[tiny][1], runs[ample][1])
+    np.testing.assert_array_equal(runs[tiny][2], runs[ample][2])
+
+
+def test_working_memory_defaults_to_scikit_learns_setting(rng, chunk_counts):
+    import sklearn
+
+    X, y = small_problem(4, n=12)
+    model, idata = knn_model(X, y, 6), fake_posterior(rng, draws=40, K=6)
+    X_new = rng.normal(size=(40, 2))
+    with sklearn.config_context(working_memory=0.005):  # 5 kB: about 10 points
+        pk.predictive_summary(idata, X_new, model=model)
+    pk.predictive_summary(idata, X_new, model=model)
+    assert chunk_counts[0] > 3 and chunk_counts[1] == 1
+
+
+def test_chunks_respect_the_budget():
+    chunks = pk.predict._chunks(100, per_point=800, budget=9000, fixed=1000)
+    assert [s.stop - s.start for s in chunks] == [10] * 10
+    # less than a point fits: one point at a time, never none
+    assert len(pk.predict._chunks(7, per_point=800, budget=500)) == 7
+    with dask.config.set({"array.chunk-size": "4000B"}):  # and no chunk beyond dask's size
+        assert len(pk.predict._chunks(100, per_point=800, budget=2**30)) == 20
+
+
+@pytest.mark.parametrize("kind", ["knn", "dnn"])
+def test_joint_prediction_beyond_working_memory_is_refused(kind, rng):
+    X, y = small_problem(1, n=12)
+    model = knn_model(X, y, 6) if kind == "knn" else dnn_model(X, y, "gaussian")
+    idata = fake_posterior(rng, draws=5, K=6 if kind == "knn" else None)
+    X_new = rng.normal(size=(30, 2))
+    post = pk.predict.Posterior(idata, model)
+    need = pk.predict._joint_bytes(post, 30)
+    assert need >= 16 * 42**2  # at least two dense (n + m)**2 arrays
+    with pytest.raises(ValueError, match=rf"12 \+ 30 .* about {need / 1e9:.3g} GB .*joint=False"):
+        pk.predict_proba(idata, X_new, model=model, joint=True, working_memory=need / 2**21)
+    out = pk.predict_proba(idata, X_new, model=model, joint=True, working_memory=need / 2**20)
+    assert out.shape == (2, 5, 30, 2)
+
+
 def test_model_from_context_and_class_names(rng):
     X, y = small_problem(1, n=12)
     model = knn_model(X, y, 6)
@@ -293,6 +379,15 @@ def test_model_from_context_and_class_names(rng):
         summary = pk.predictive_summary(idata, X[:3], classes=["no", "yes"])
     assert list(summary["class"].values) == ["no", "yes"]
     assert set(summary["bayes_class"].values) <= {"no", "yes"}
+
+
+def test_working_memory_must_be_a_positive_number_of_mib(rng):
+    X, y = small_problem(1, n=12)
+    model = knn_model(X, y, 6)
+    idata = fake_posterior(rng, K=6, y=y)
+    for wm in (0, -1.0, np.inf, "1GB", True):
+        with pytest.raises(ValueError, match="working_memory must be a positive number of MiB"):
+            pk.predictive_summary(idata, X[:2], model=model, working_memory=wm)
 
 
 def test_bad_input_to_add_predictions_and_zones(rng):
