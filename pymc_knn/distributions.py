@@ -267,8 +267,24 @@ def _integer_k(k):
         "prior, e.g. pm.DiscreteUniform('k', 1, pk.max_k(y))")
 
 
+def _check_constants(term, beta, theta):
+    """A ``beta``, ``k`` or ``sigma`` given as a number must lie in its range now, not fail at
+    ``pm.sample`` with advice about initial values."""
+    if isinstance(beta, Constant) and not np.all(beta.data >= 0):
+        raise ValueError(f"beta must be >= 0 (and not NaN), got {beta.data}: the interaction "
+                         "parameter of a Potts field is non-negative")
+    if not isinstance(theta, Constant):
+        return
+    value = theta.data
+    if term.is_knn and not np.all((value >= 1) & (value <= term.graph.k_max)):
+        raise ValueError(f"k must be an integer in 1..k_max = {term.graph.k_max}, got {value}")
+    if not term.is_knn and not np.all(value > 0):
+        raise ValueError(f"sigma must be > 0 (and not NaN), got {value}")
+
+
 def _rv_op(cls, beta, theta, *X, term, size=None, rng=None):
     params = [pt.as_tensor_variable(v) for v in (beta, theta, *X)]
+    _check_constants(term, *params[:2])
     signature = "(),(),(n,p)->(n)" if X else PottsRV.signature
     return PottsRV(term, cls.__name__, signature=signature)(*params, size=size, rng=rng)
 
