@@ -231,6 +231,12 @@ MODEL = [
 ]
 
 STEPS = [
+    Case("beta-expression-negative", lambda: step(model=knn(
+        beta=lambda: pm.Deterministic("beta", pm.Normal("b", 0.5, 1)))), ValueError,
+         r"beta is an expression whose prior puts mass on beta < 0"),
+    Case("sigma-expression-not-positive", lambda: step(model=dnn(
+        sigma=lambda: pm.Deterministic("sigma", pm.Normal("s", 1, 1)))), ValueError,
+         r"sigma is an expression whose prior puts mass on sigma <= 0"),
     Case("sampler-unknown", lambda: step(sampler="metropolis"), ValueError,
          r"sampler must be one of \('swendsen_wang', 'gibbs', 'cftp', 'enumerate'\)"),
     Case("sampler-cftp-3-classes",

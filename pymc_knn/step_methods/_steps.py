@@ -29,6 +29,8 @@ __all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "cur
 
 MAX_ITERATIONS_PER_DRAW = 1000
 """Default bound on the iterations per draw chosen during tuning."""
+PRIOR_CHECK_DRAWS = 1000
+"""Prior draws that check a beta, k or sigma given as an expression stays in range."""
 START_JITTER = 0.2
 """Half-width of the uniform jitter of a chain's start around the maximum pseudo-likelihood
 estimate (value scale of continuous variables; log scale of k)."""
@@ -158,6 +160,7 @@ class PottsStep(BlockedStep):
         if self.term.is_knn:
             self._check_k_prior(point)
         self._check_beta_support(model, point)
+        self._check_expression_support(model)
         if self.term.beta_max is not None:
             self._check_beta_prior(model, point)
         self._start_vars = self._start_variables(model)
@@ -275,6 +278,31 @@ class PottsStep(BlockedStep):
                 "density): the kernel scale is > 0, and the sampler would silently cut the "
                 "prior there. Give it a prior on (0, inf), e.g. pm.Uniform('sigma', 0, 2) or "
                 "pm.HalfNormal")
+
+    def _check_expression_support(self, model):
+        """A beta, k or sigma that is an expression of free variables (a Deterministic) must
+        stay in range under their prior, or the kernel's rejections would truncate it silently:
+        checked on ``PRIOR_CHECK_DRAWS`` prior draws (skipped for priors PyMC cannot draw)."""
+        for role, expr in enumerate(self.node.inputs[2:4]):
+            if expr in model.free_RVs or not set(ancestors([expr])) & set(model.free_RVs):
+                continue
+            try:
+                draws = np.asarray(pm.draw(expr, draws=PRIOR_CHECK_DRAWS, random_seed=0), float)
+            except NotImplementedError:  # e.g. pm.Flat: no prior draws
+                continue
+            if role == 0:
+                bad, what = draws < 0, "beta < 0 (the interaction parameter is >= 0)"
+            elif self.term.is_knn:
+                bad = (draws < 1) | (draws > self.term.graph.k_max)
+                what = f"k outside 1..k_max = {self.term.graph.k_max}"
+            else:
+                bad, what = ~(draws > 0), "sigma <= 0 (the kernel scale is > 0)"
+            if bad.any():
+                name = expr.name or ("beta" if role == 0 else "theta")
+                raise ValueError(
+                    f"{name} is an expression whose prior puts mass on {what}: {bad.sum()} of "
+                    f"{PRIOR_CHECK_DRAWS} prior draws; the sampler would reject those values and "
+                    "silently truncate the prior. Give its inputs priors that keep it in range")
 
     def _check_beta_prior(self, model, point):
         """When beta is a free variable, its prior must not reach past the term's beta_max (an
