@@ -218,12 +218,10 @@ def _as_observed(observed):
     """Labels with missing values as a masked integer array (NaN would be cast to int first)."""
     if observed is None or isinstance(observed, Variable):
         return observed
-    known, mask = split_missing(observed)
-    if mask is None:
+    if split_missing(observed)[1] is None:
         return observed
-    full = np.zeros(mask.shape, dtype=np.int64)
-    full[~mask] = known
-    return np.ma.masked_array(full, mask=mask)
+    y = _training_labels(observed)
+    return np.ma.masked_array(np.maximum(y, 0), mask=y < 0)
 
 
 def _observed_classes(observed, n, n_classes):
