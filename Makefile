@@ -3,14 +3,20 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test test-slow test-boundscheck bench clean
+.PHONY: demo test test-slow test-boundscheck bench lint wheel-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
+
+# ruff, mypy, pre-commit, build and twine (the `dev` extra), for `make lint` and `make wheel-check`
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,dev]"
+	touch $(DEV_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m pymc_knn demo --out demo-output
@@ -28,5 +34,14 @@ test-boundscheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py
 
+# ruff's rules (pyproject.toml [tool.ruff]) on the code, then mypy on the package
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check pymc_knn tests benchmarks .ci
+	$(BIN)/mypy
+
+# build the wheel and sdist, twine check, install each in a clean venv and run .ci/smoke.py
+wheel-check: $(DEV_STAMP)
+	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) .ci/wheel_check.sh
+
 clean:
-	rm -rf $(VENV) demo-output
+	rm -rf $(VENV) demo-output dist

@@ -148,7 +148,7 @@ def ripley_methods(out: Path, settings) -> tuple[str, dict]:
     runs = (f"2 chains x {settings['draws']} draws after {settings['tune']} tuning ({n} draws)"
             + (f"; the perfect-sampling row 2 chains x {cftp} draws after "
                f"{settings['cftp_tune']} tuning." if cftp else "."))
-    lines = [f"### 000 sections 3.2-3.5: Ripley, beta ~ U(0, 4), k ~ U{{1..125}}, raw covariates",
+    lines = ["### 000 sections 3.2-3.5: Ripley, beta ~ U(0, 4), k ~ U{1..125}, raw covariates",
              "", runs, "", "| method | beta mean (sd) | k mean (median) | ESS beta / k "
              "| exact auxiliary draws | test error | paper's error | sampling time "
              "| per 50,000 iterations |", "|---|---|---|---|---|---|---|---|---|", *rows, "",
@@ -225,7 +225,7 @@ def pima(out: Path, settings) -> tuple[str, dict]:
     post = idata.posterior
     lines = ["### 000 section 4: Pima (200 training, 332 test), exchange", "",
              "| | beta mean | k mean (median) | test error | sampling time |", "|---|---|---|---|---|",
-             f"| paper | | | 0.209 | |",
+             "| paper | | | 0.209 | |",
              f"| here | {float(post.beta.mean()):.2f} | {float(post.k.mean()):.1f} "
              f"({int(np.median(post.k))}) | {error:.3f} | {wall:.0f} s |", ""]
     return "\n".join(lines), {"error": error}

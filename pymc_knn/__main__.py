@@ -2,6 +2,7 @@
 
 ``python -m pymc_knn demo``: the Bayesian kNN fit of Ripley's data (the README's main job).
 ``python -m pymc_knn fit data.csv --target label``: the same model on your own CSV file.
+The installed console script ``pymc-knn`` takes the same commands (``pymc-knn demo``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ def _sampling_args(p, draws=1000, tune=1000):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pymc_knn", description=__doc__,
+    # the `pymc-knn` console script and `python -m pymc_knn` both land here
+    script = os.path.basename(sys.argv[0]).startswith("pymc-knn")
+    prog = "pymc-knn" if script else "python -m pymc_knn"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="fit Ripley's data with the exchange algorithm")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -87,7 +88,12 @@ def _report(model, idata, out: Path, feature_names, class_names, X_test=None, y_
         print(f"\ntest error on {len(y_test)} points: {error:.3f} "
               f"({int(summary['uncertain'].sum())} in the 95% uncertainty zone)")
     written = []
-    axes = az.plot_trace(idata, var_names=["beta", "k"], figsize=(10, 5))
+    with warnings.catch_warnings():
+        # ArviZ 0.23's matplotlib backend on matplotlib >= 3.11 (MatplotlibDeprecationWarning,
+        # raised in arviz.plots.backends.matplotlib): not this package's call
+        warnings.filterwarnings("ignore", message="Passing a dict or None as alias_mapping",
+                                category=DeprecationWarning)
+        axes = az.plot_trace(idata, var_names=["beta", "k"], figsize=(10, 5))
     axes[0, 0].figure.tight_layout()
     written.append(_save(axes[0, 0].figure, out / "trace.png"))
     written.append(_save(plot_k_posterior(idata).figure, out / "k_posterior.png"))

@@ -1,7 +1,6 @@
 """The notebooks run from a clean kernel (with small settings: PYMC_KNN_QUICK=1) and end with
 the numbers their conclusions rest on."""
 
-import os
 from pathlib import Path
 
 import nbformat

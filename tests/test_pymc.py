@@ -6,8 +6,6 @@ P(beta in a bin)) must lie within 4 Monte Carlo standard errors (ArviZ's ``mcse`
 value, plus 0.01 for the beta grid's quadrature.
 """
 
-import warnings
-
 import arviz as az
 import numpy as np
 import pymc as pm
