@@ -105,6 +105,7 @@ def fit(data, model, seed, method, chains, cores):
         "sampling_time": round(float(ss.attrs.get("sampling_time", np.nan)), 2),
         "accept": round(float(ss["accept"].mean()), 3),
         "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
+        "bridge_sweeps": round(float(ss["bridge_sweeps"].mean()), 1),
         "mean": {v: round(float(idata.posterior[v].mean()), 4) for v in names},
         "warnings": sorted({str(w.message)[:120] for w in caught
                             if issubclass(w.category, UserWarning)}),
@@ -164,7 +165,7 @@ def main():
                       + "  ".join(f"{v} {row['mean'][v]:.3g} r_hat {row[v]['r_hat']:.3f} "
                                   f"ess {row[v]['ess_bulk']:.0f}/{row[v]['ess_tail']:.0f}"
                                   for v in params)
-                      + f"  acc {row['accept']:.2f} its {row['iterations']}"
+                      + f"  acc {row['accept']:.2f} its {row['iterations']} bridge sweeps/draw {row['bridge_sweeps']}"
                       + ("" if row["ok"] else "  FAIL"), flush=True)
 
 

@@ -85,7 +85,7 @@ def main():
     chain = step.chain
     proposal = chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
     rng = np.random.default_rng(0)
-    empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64)
+    empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0)
 
     def iterate():
         mcmc.run_iterations(step.tractable.kernel_fn, x.copy(), np.array([lp, b, theta]),

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from pymc_knn.kernels.mcmc import BETA_MOVE, GRAPH_MOVE
+from pymc_knn.kernels.mcmc import BETA_MOVE, GRAPH_MOVE, bridge_fields
 from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
-from pymc_knn.step_methods._adaptation import FIRST_WINDOW, Adaptation
+from pymc_knn.step_methods._adaptation import FIRST_WINDOW, TARGET_NOISE, Adaptation
 
 
 def ar1(rho, n, rng):
@@ -43,10 +43,11 @@ def test_iterations_for_reaches_the_target_between_draws(rng):
     assert integrated_time(x[::m]) == pytest.approx(TARGET_TAU, rel=0.2)
 
 
-def observe(a, trace, acc, cap=None, move=BETA_MOVE):
+def observe(a, trace, acc, cap=None, move=BETA_MOVE, noise=np.nan):
     n = len(trace)
     cap = np.ones(n) if cap is None else np.full(n, cap)
-    return a.observe(trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64))
+    return a.observe(trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64),
+                     np.full(n, noise))
 
 
 def rows(block, rng):
@@ -156,3 +157,32 @@ def test_a_window_without_a_move_asks_for_more_iterations(rng):
     still = np.tile(rng.normal(size=(1, 3)), (FIRST_WINDOW, 1))
     assert observe(a, still, acc=0.0)
     assert a.iterations == 16
+
+
+def test_the_bridge_follows_the_noise_of_the_ratio(rng):
+    """Pairs of estimates differ by 2 x the noise variance in mean square; the kernel reports
+    them per field and per unit of the move's size, so a noise of v per unit asks for
+    ``v |d| / TARGET_NOISE - 1`` fields on a move of size d: v is estimated within 20%."""
+    a = adaptation(adapt_bridge=True, max_bridge=1000)
+    for _ in range(60):
+        pairs = 2 * 40.0 * rng.chisquare(1, size=8)
+        observe(a, rows(rng.normal(size=(8, 2)), rng), acc=0.3, move=GRAPH_MOVE, noise=pairs)
+    assert a.bridge_unit * TARGET_NOISE == pytest.approx(40.0, rel=0.2)
+    p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
+    assert (p.bridge_unit, p.max_bridge) == (a.bridge_unit, 1000)
+    assert [bridge_fields(p, d) for d in (1.0, -2.0, 10.0, 1000.0)] == [
+        round(a.bridge_unit) - 1, round(2 * a.bridge_unit) - 1, round(10 * a.bridge_unit) - 1,
+        1000]
+
+
+def test_a_quiet_ratio_needs_no_bridge_and_a_fixed_one_stays(rng):
+    """A unit move whose noise is below the target is never bridged, whatever the radius."""
+    quiet = adaptation(adapt_bridge=True)
+    fixed = adaptation(bridge=5)
+    for _ in range(30):
+        trace = rows(rng.normal(size=(8, 2)), rng)
+        observe(quiet, trace, acc=0.3, move=GRAPH_MOVE, noise=1.8 * TARGET_NOISE)
+        observe(fixed, trace, acc=0.3, move=GRAPH_MOVE, noise=1e4)
+    args = np.array([0]), np.array([1]), np.array([1]), np.array([9])
+    assert quiet.bridge_unit == 0 and bridge_fields(quiet.proposal(*args), 20.0) == 0
+    assert [bridge_fields(fixed.proposal(*args), d) for d in (1.0, 3.0)] == [5, 5]

@@ -309,3 +309,27 @@ def test_the_oracle_check_rejects_a_broken_move():
     idata = run(model, step, tune=0, draws=20000)
     with pytest.raises(AssertionError):
         check_against_oracle(idata, oracle(model, y, 3.0))
+
+
+class SizedBridgeExchange(pk.Exchange):
+    """Exchange whose k moves are bridged with a number of fields that grows with their size
+    (``round(2.5 |d|) - 1``: 1 field for d = 1, 4 for d = 2), untuned."""
+
+    def _new_chain(self):
+        chain = super()._new_chain()
+        chain.adaptation.adapt_bridge, chain.adaptation.bridge_unit = True, 2.5
+        return chain
+
+
+@pytest.mark.parametrize("step_cls, kwargs", [(pk.Exchange, {"bridge": 3}),
+                                              (SizedBridgeExchange, {"tune": False})])
+def test_bridged_graph_moves_are_exact(step_cls, kwargs):
+    """k moves of radius 2 with their ratio bridged: a fixed number of fields, or one that
+    depends on the move's size (the same for a move and its reverse)."""
+    X, y = small_problem(8, n=10, G=2)
+    model = knn_model(X, y, 5)
+    with model:
+        step = step_cls(sampler="enumerate", k_radius=2, iterations_per_draw=2, **kwargs)
+    idata = run(model, step, tune=0 if "tune" in kwargs else 1000, draws=8000)
+    assert int(idata.sample_stats["bridge_sweeps"].sum()) > 8000
+    check_against_oracle(idata, oracle(model, y, 3.0))

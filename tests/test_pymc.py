@@ -152,7 +152,8 @@ def test_tune_false_keeps_the_proposal_fixed():
 def test_iterations_per_draw_follow_the_mixing():
     """On Ripley the exchange chain's integrated autocorrelation time is about 20 iterations:
     tuning chooses several iterations per draw, so that 1000 draws give an ESS of several
-    hundred; a fixed value is kept."""
+    hundred (aimed at: 330; the choice and the ESS estimate each vary by 10-20% from chain to
+    chain, so 250 is asked; one iteration per draw gives about 40); a fixed value is kept."""
     X, y, *_ = pk.datasets.load_ripley("train")
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
@@ -162,7 +163,7 @@ def test_iterations_per_draw_follow_the_mixing():
     its = idata.sample_stats["iterations"].values
     assert (its == its[0, 0]).all() and 4 <= its[0, 0] <= 40
     ess = az.ess(idata.posterior)
-    assert float(ess["beta"]) > 300 and float(ess["k"]) > 300
+    assert float(ess["beta"]) > 250 and float(ess["k"]) > 250
     fixed = sample(model, lambda: pk.Exchange(iterations_per_draw=2), tune=300, draws=10,
                    chains=1, discard_tuned_samples=False)
     assert (fixed.warmup_sample_stats["iterations"] == 2).all()

@@ -37,6 +37,60 @@ def _log_expm1(x):
 
 
 @njit(cache=True)
+def _bond_uniform(src, dst, beta, weight, z, class_weights, equal_classes, parent, size, bonds,
+                  rng):
+    """Bond phase on edges of one common weight: edge ``e`` joining labels ``g`` is bonded with
+    probability ``1 - exp(-beta a_g weight)``. The gaps between candidates (bonded at the largest
+    class weight) are geometric, so only the candidates are visited; with unequal class weights
+    each candidate is thinned and recorded in ``bonds``. Returns the number recorded."""
+    E = src.size
+    pmax = -np.expm1(-beta * class_weights.max() * weight)
+    log_q = np.log1p(-pmax) if pmax < 1.0 else -np.inf
+    n_bonds = 0
+    e = -1
+    while pmax > 0.0:
+        gap = np.log(1.0 - rng.random()) / log_q
+        if gap >= E:
+            break
+        e += 1 + int(gap)
+        if e >= E:
+            break
+        i = src[e]
+        j = dst[e]
+        g = z[i]
+        if g != z[j]:
+            continue
+        if not equal_classes:
+            if rng.random() * pmax >= -np.expm1(-beta * class_weights[g] * weight):
+                continue
+            bonds[n_bonds] = e
+            n_bonds += 1
+        _union(parent, size, i, j)
+    return n_bonds
+
+
+@njit(cache=True)
+def swendsen_wang_pair(src0, dst0, rate0, src1, dst1, rate1, z, class_weights, rng):
+    """One Swendsen-Wang update of the field with couplings ``rate0`` on every edge of a first
+    list and ``rate1`` on every edge of a second, equal class weights (the union of two kNN
+    graphs: the bridging fields of :func:`pymc_knn.kernels.mcmc.bridged_log_ratio`). Each list
+    is bonded with geometric gaps, so the update costs what a sweep of each graph alone does."""
+    n = z.size
+    G = class_weights.size
+    parent = np.arange(n)
+    size = np.ones(n, dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    _bond_uniform(src0, dst0, 1.0, rate0, z, class_weights, True, parent, size, none, rng)
+    _bond_uniform(src1, dst1, 1.0, rate1, z, class_weights, True, parent, size, none, rng)
+    label = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        r = _find(parent, i)
+        if label[r] < 0:
+            label[r] = min(int(rng.random() * G), G - 1)
+        z[i] = label[r]
+
+
+@njit(cache=True)
 def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weights, n_sweeps, rng):
     """Run ``n_sweeps`` Swendsen-Wang updates on ``z`` in place.
 
@@ -64,27 +118,8 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
             size[i] = 1
         n_bonds = 0
         if uniform_weight > 0.0:
-            pmax = -np.expm1(-beta * amax * uniform_weight)
-            log_q = np.log1p(-pmax) if pmax < 1.0 else -np.inf
-            e = -1
-            while pmax > 0.0:
-                gap = np.log(1.0 - rng.random()) / log_q
-                if gap >= E:
-                    break
-                e += 1 + int(gap)
-                if e >= E:
-                    break
-                i = src[e]
-                j = dst[e]
-                g = z[i]
-                if g != z[j]:
-                    continue
-                if not equal_classes:
-                    if rng.random() * pmax >= -np.expm1(-beta * class_weights[g] * uniform_weight):
-                        continue
-                    bonds[n_bonds] = e
-                    n_bonds += 1
-                _union(parent, size, i, j)
+            n_bonds = _bond_uniform(src, dst, beta, uniform_weight, z, class_weights,
+                                    equal_classes, parent, size, bonds, rng)
         else:
             for e in range(E):
                 i = src[e]

@@ -12,7 +12,11 @@ What is tuned, per chain:
   Haario et al. 2001);
 * the number of iterations per stored draw, from the integrated autocorrelation time measured in
   the latest window (of each coordinate and of its tail indicators), so that a stored draw is
-  worth about ``1 / TARGET_TAU`` of an independent one.
+  worth about ``1 / TARGET_TAU`` of an independent one;
+* for the exchange algorithm on a kNN term, the bridging of the ``k`` move's ratio, from the
+  variance of its noise measured by pairs of independent estimates, so that the variance is
+  about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
+  and beta moves take about equal time (half each when nothing is bridged).
 
 When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
 kernel, repeated: its stationary law is the posterior.
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, Proposal
+from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, WIDE_MOVE, Proposal
 
 TARGET_ACCEPT = 0.3
 """Default acceptance rate aimed at by each move type (docs/inference.md)."""
@@ -44,6 +48,16 @@ mode at k = 8 behind a valley at 6-7: see docs/inference.md)."""
 MIN_ACCEPTED = 10
 """Accepted moves a window needs before its covariance is used."""
 MAX_LOG_SCALE = 10.0
+TARGET_NOISE = 4.0
+"""Variance (nats^2) of a graph move's exchange-ratio noise aimed at by bridging, and the
+variance of a unit move above which bridging starts. With noise of variance ``s^2`` a move is
+accepted about ``2 Phi(-s / 2)`` as often as without (0.62 at 1, 0.32 at 4, 0.05 at 16), and
+bridging a noise of ``v`` down to ``s^2`` costs about ``v / s^2`` fields, a few auxiliary sweeps
+each: acceptance per unit of cost is best near ``s^2 = 4-6``, and below 4 bridging does not pay."""
+NOISE_PAIRS = 20
+"""Pairs of estimates behind each update of the bridging."""
+MAX_BRIDGE = 128
+"""Default bound on the intermediate fields of a bridged ``k`` move."""
 """Bound on the log of the continuous step (value scale), for a posterior flat to the horizon."""
 
 
@@ -105,6 +119,12 @@ class Adaptation:
     adapt_iterations: bool = True
     max_iterations: int = 1000
     target_accept: float = TARGET_ACCEPT
+    bridge: int = 0
+    adapt_bridge: bool = False
+    bridge_unit: float = 0.0
+    max_bridge: int = MAX_BRIDGE
+    aux_sweeps: int = 10
+    fields_per_move: float = 0.0
     log_scale: float = field(init=False)
     log_step: np.ndarray = field(init=False)
     shape: np.ndarray = field(init=False)
@@ -115,7 +135,9 @@ class Adaptation:
     _window: list = field(default_factory=list)
     _filled: int = 0
     _updates: int = 0
-    _last_window_iterations: int = 0
+    _last_rows: np.ndarray | None = None
+    _noise: list = field(default_factory=list)
+    _noise_scale: float | None = None
 
     def __post_init__(self):
         self.graph_discrete = np.asarray(self.graph_discrete, dtype=bool)
@@ -138,24 +160,35 @@ class Adaptation:
         step = np.exp(self.log_step)
         return np.where(self.graph_discrete, np.maximum(1.0, np.round(step)), step)
 
+    @property
+    def p_graph(self) -> float:
+        """Probability of a graph move: 1/2, less when bridging makes graph moves dearer, so
+        that both kinds take about equal time (a bridging field costs about two sweeps: its
+        field has the edges of both graphs)."""
+        if not self.graph_discrete.size or not self.n_free:
+            return float(self.graph_discrete.size > 0)
+        cost = 1.0 + 2.0 * self.fields_per_move / max(self.aux_sweeps, 1)
+        return 1.0 / (1.0 + cost)
+
     def proposal(self, free, graph, lower, upper) -> Proposal:
         """The kernel's proposal at the current tuning state."""
-        dg = self.graph_discrete.size
-        p_graph = 0.5 if self.n_free and dg else float(dg > 0)
         steps = self.steps
         wide = np.where(self.graph_discrete,
                         np.minimum(np.maximum(steps + 1, np.round(WIDE_FACTOR * steps)),
                                    np.maximum(self.max_radius, 1)),
                         WIDE_FACTOR * steps)
         return Proposal(free, self.scale * self.shape, graph, self.graph_discrete, lower, upper,
-                        steps, wide, self.slope, p_graph, P_WIDE)
+                        steps, wide, self.slope, self.p_graph, P_WIDE, self.bridge,
+                        self.bridge_unit if self.adapt_bridge else 0.0, self.max_bridge)
 
-    def observe(self, trace, accept, cap, move) -> bool:
+    def observe(self, trace, accept, cap, move, noise, bridge_sweeps=0) -> bool:
         """Tune on one draw's iterations: ``trace`` rows are ``(beta, theta, block...)``.
 
         Each move type aims at ``target_accept`` times its acceptance cap (``cap``: what a move of
         size zero would be accepted with; 1 but for Møller), so that a capped acceptance does
-        not shrink the step to nothing. Returns whether an adaptation window closed.
+        not shrink the step to nothing. ``noise``: see :func:`pymc_knn.kernels.mcmc.run_iterations`;
+        ``bridge_sweeps``: the draw's sweeps through bridging fields. Returns whether an
+        adaptation window closed.
         """
         gain = (self._updates + 1.0) ** -0.6
         self._updates += 1
@@ -169,6 +202,12 @@ class Adaptation:
                 else:
                     low = np.where(self.graph_discrete, 0.0, -np.inf)
                     self.log_step = np.clip(self.log_step + step, low, self._max_log_step)
+        if self.adapt_bridge:
+            self._tune_bridge(noise[np.isfinite(noise)])
+            graph_moves = int(np.count_nonzero((move == GRAPH_MOVE) | (move == WIDE_MOVE)))
+            if graph_moves:
+                self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves
+                                               - self.fields_per_move)
         moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
         self._window.append((trace.copy(), moved))
         self._filled += len(trace)
@@ -176,6 +215,24 @@ class Adaptation:
             self._close_window()
             return True
         return False
+
+    def _tune_bridge(self, noise) -> None:
+        """Bridge each graph move with about ``v |d| / TARGET_NOISE - 1`` fields, ``d`` its
+        size, where ``v`` is the noise variance per unit of size times the fields plus one
+        (about constant: the variance falls as ``1 / (fields + 1)`` and grows about linearly
+        with ``|d|``), a moving average over batches of ``NOISE_PAIRS`` pairs; none while
+        ``v <= TARGET_NOISE``."""
+        self._noise.extend((0.5 * noise).tolist())
+        if len(self._noise) < NOISE_PAIRS:
+            return
+        batch = float(np.mean(self._noise))
+        self._noise = []
+        v = batch if self._noise_scale is None else self._noise_scale + 0.25 * (
+            batch - self._noise_scale)
+        self._noise_scale = v
+        # a move of one in k is the smallest there is: bridge only when even its noise is too
+        # much; larger moves that are too noisy are rejected, and the radius shrinks instead
+        self.bridge_unit = v / TARGET_NOISE if v > TARGET_NOISE else 0.0
 
     @staticmethod
     def _window_tau(block) -> float:
@@ -201,7 +258,7 @@ class Adaptation:
             # iterations, never fewer (Møller from a poor plug-in can sit for a while)
             want = iterations_for(self.tau) if accepted else 2 * self.iterations
             self.iterations = min(want, self.max_iterations)
-        self._last_window_iterations = len(block)
+        self._last_rows = rows
         self.window_length *= 2
         self._window, self._filled = [], 0
 
@@ -227,12 +284,16 @@ class Adaptation:
             self.shape = chol / np.exp(np.log(np.diag(chol)).mean())
 
     def finish(self) -> None:
-        """End of tuning: the iterations per draw from the latest long-enough window."""
-        if not self.adapt_iterations or not self._window:
+        """End of tuning: the iterations per draw from the latest closed window and the
+        iterations since, pooled (one window's tail autocorrelation is noisy: a single short
+        window chose 7 iterations on Ripley where 12-14 were needed)."""
+        if not self.adapt_iterations:
             return
-        block = np.concatenate([b for b, _ in self._window])[:, 2:]
-        if len(block) >= max(FIRST_WINDOW, self._last_window_iterations // 2):
-            tau = self._window_tau(block)
+        blocks = [b for b, _ in self._window]
+        if self._last_rows is not None:
+            blocks.insert(0, self._last_rows)
+        if blocks:
+            tau = self._window_tau(np.concatenate(blocks)[:, 2:])
             if np.isfinite(tau):
                 self.tau = tau
                 self.iterations = min(iterations_for(tau), self.max_iterations)
