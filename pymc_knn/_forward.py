@@ -69,7 +69,8 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
     if term.is_knn:
         ks = np.array([g.check_k(k) for k in thetas], dtype=np.int64)
         q = _query(term, X_new)
-        h = _k.knn_strengths(q.neighbours, q.enter_k, term.labels, ks, a, g.kind == "equal")
+        h = _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k,
+                             term.labels, ks, a, g.kind == "equal")
     else:
         sigmas = np.asarray(thetas, dtype=np.float64)
         kernel = DNN_KERNELS[g.kernel]

@@ -250,12 +250,11 @@ class Korea:
     def _strengths(self, X_new) -> np.ndarray:
         """Strengths ``h[a, t, g]`` of new points at ``k = t + 1`` (see the module docstring)."""
         q = self.graph.query(X_new)
-        enter = q.enter_k
         if self.graph.kind == "asymmetric":  # no training point counts the new one
-            enter = np.full_like(enter, self.graph.k_max + 1)
+            q = q.without_reverse()
         ks = np.arange(1, self.graph.k_max + 1, dtype=np.int64)
-        return _k.knn_strengths(q.neighbours, enter, self.y, ks, self.class_weights,
-                                self.graph.kind == "equal")
+        return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
+                                ks, self.class_weights, self.graph.kind == "equal")
 
     def _nodes_for(self, estimate: str):
         if estimate not in ESTIMATES:
@@ -297,11 +296,9 @@ class Korea:
         t_index, betas, weights = self._nodes_for(estimate)
         X_new = self._checked_new(X_new)
         g = self.graph
-        # the asymmetric neighbourhood replaces enter_k by a second (m, n) array
-        query = g.query_bytes() + (8 * g.n_points if g.kind == "asymmetric" else 0)
         mean, lower, upper = summarize_mixture(
             self._strengths, X_new, g.k_max, t_index, betas, weights, self.n_classes, True,
-            query, ci_prob, budget)
+            g.query_bytes(), ci_prob, budget)
         if classes is None:
             classes = np.arange(self.n_classes)
         classes = np.asarray(classes)

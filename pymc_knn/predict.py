@@ -211,8 +211,9 @@ class Posterior:
         term, graph = self.term, self.term.graph
         if term.is_knn:
             q = graph.query(X_new)
-            return _k.knn_strengths(q.neighbours, q.enter_k, self.y, thetas.astype(np.int64),
-                                    term.class_weights, graph.kind == "equal")
+            return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
+                                    thetas.astype(np.int64), term.class_weights,
+                                    graph.kind == "equal")
         sigmas = np.asarray(thetas, dtype=np.float64)
         M, S = self._row_sums(sigmas)
         sq_new = graph.squared_distances_to(X_new)
@@ -222,7 +223,8 @@ class Posterior:
             for s in _work_slices(sq_new.shape[0], sigmas.size * graph.n_points)])
 
     def query_bytes(self) -> int:
-        """Bytes a new point takes in the neighbour query (distances, ranks, order)."""
+        """Bytes a new point takes in the neighbour query (kNN: its neighbours and reverse
+        neighbours, :meth:`pymc_knn.KNNGraph.query_bytes`; d-nn: a row of distances)."""
         return self.term.graph.query_bytes()
 
     def fixed_bytes(self, n_thetas) -> int:
