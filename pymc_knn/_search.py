@@ -26,12 +26,13 @@ import numpy as np
 from .kernels import search as _k
 
 ALGORITHMS = ("exact", "kd_tree", "brute", "approximate")
-BRUTE_MAX_N = 4096
-"""``"exact"`` streams over all training points (brute) up to this many of them."""
+BRUTE_MAX_N = 1024
+"""``"exact"`` streams over all training points (brute) up to this many of them, ..."""
 BRUTE_MIN_FEATURES = 8
-"""... and, beyond :data:`BRUTE_MAX_N` points, when there are at least this many covariates and
-``n <= BRUTE_MAX_PAIRS_N`` (k-d trees lose their edge in higher dimension)."""
 BRUTE_MAX_PAIRS_N = 150_000
+"""... and up to ``BRUTE_MAX_PAIRS_N`` points with at least ``BRUTE_MIN_FEATURES`` covariates,
+where a k-d tree prunes little (10 standard normal covariates, 10^5 points, k = 50: brute 4-8
+times faster than scikit-learn's tree), or when ``k_max`` is over a quarter of ``n``."""
 WORK_PAIRS = 1 << 24
 """Distances a brute call computes at most (0.05-0.3 s): numba's parallel loops cannot check for
 Ctrl-C, so calls stay short and Python checks between them."""
@@ -42,9 +43,10 @@ REVERSE_CAP = 4
 points with more (hubs) are redone with exact room."""
 
 
-def choose_engine(n: int, p: int) -> str:
-    """The exact engine ``"exact"`` uses for ``n`` points with ``p`` covariates."""
-    if n <= BRUTE_MAX_N or (p >= BRUTE_MIN_FEATURES and n <= BRUTE_MAX_PAIRS_N):
+def choose_engine(n: int, p: int, K: int) -> str:
+    """The exact engine ``"exact"`` uses for ``n`` points with ``p`` covariates and ``K``
+    neighbours (measured on 2 cores: ``benchmarks/bench_scale.py``)."""
+    if n <= BRUTE_MAX_N or 4 * K > n or (p >= BRUTE_MIN_FEATURES and n <= BRUTE_MAX_PAIRS_N):
         return "brute"
     return "kd_tree"
 
@@ -101,13 +103,16 @@ class NeighbourSearch:
     ----------
     X : ndarray, shape (n, p)
     algorithm : {"exact", "kd_tree", "brute", "approximate"}
+    K : int
+        The number of neighbours the searches will mostly ask for (the engine's choice).
     """
 
-    def __init__(self, X, algorithm: str = "exact"):
+    def __init__(self, X, algorithm: str = "exact", K: int = 1):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         n, p = self.X.shape
         self.algorithm = algorithm
-        self.engine = choose_engine(n, p) if algorithm in ("exact", "approximate") else algorithm
+        self.engine = (choose_engine(n, p, K) if algorithm in ("exact", "approximate")
+                       else algorithm)
         self._tree = None
 
     def __getstate__(self):
@@ -175,28 +180,24 @@ class NeighbourSearch:
         index = np.empty((m, cap), dtype=np.int64)
         enter = np.empty((m, cap), dtype=np.int64)
         self._reverse(Q, sq_sorted, cap, counts, index, enter)
-        over = np.flatnonzero(counts > cap)
-        if over.size:  # hubs: again with room for all their entries
-            wide = int(counts[over].max())
-            c2 = np.empty(over.size, dtype=np.int64)
-            i2 = np.empty((over.size, wide), dtype=np.int64)
-            e2 = np.empty((over.size, wide), dtype=np.int64)
-            self._reverse(np.ascontiguousarray(Q[over]), sq_sorted, wide, c2, i2, e2)
-            index = np.concatenate([index, i2])
-            enter = np.concatenate([enter, e2])
-            rows = np.arange(m)
-            rows[over] = m + np.arange(over.size)
-            return _k.pack_rows(counts, index[rows], enter[rows])
-        return _k.pack_rows(counts, index, enter)
+        wide = np.flatnonzero(counts > cap)
+        room = int(counts[wide].max()) if wide.size else 0
+        c2 = np.empty(wide.size, dtype=np.int64)
+        i2 = np.empty((wide.size, room), dtype=np.int64)
+        e2 = np.empty((wide.size, room), dtype=np.int64)
+        if wide.size:  # hubs: again with room for all their entries
+            self._reverse(np.ascontiguousarray(Q[wide]), sq_sorted, room, c2, i2, e2)
+        return _k.pack_rows(counts, index, enter, wide, i2, e2)
 
     def _reverse(self, Q, sq_sorted, cap, counts, index, enter):
         m = Q.shape[0]
+        reach = np.ascontiguousarray(sq_sorted[:, -1])
         if self.engine == "brute":
             for s in _slices(m, WORK_PAIRS // self.X.shape[0]):
                 blocks = min(_threads() * 4, s.stop - s.start)
-                _k.brute_reverse(Q[s], self.X, sq_sorted, blocks, cap, counts[s], index[s],
-                                 enter[s])
+                _k.brute_reverse(Q[s], self.X, sq_sorted, reach, blocks, cap, counts[s],
+                                 index[s], enter[s])
             return
         t = self.tree
-        reach = _k.node_max(np.ascontiguousarray(sq_sorted[:, -1]), t.index, t.start, t.end, t.leaf)
+        reach = _k.node_max(reach, t.index, t.start, t.end, t.leaf)
         _k.tree_reverse(Q, self.X, sq_sorted, reach, *t.arrays, cap, counts, index, enter)

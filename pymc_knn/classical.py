@@ -226,7 +226,7 @@ def _new_neighbour_labels(X_train, y_train, X_new, k: int, standardize: bool) ->
     without the training graph, which a new point does not need here, and with ``k`` up to ``n``.
     """
     graph = NeighbourGraph(X_train, standardize)
-    order, _ = NeighbourSearch(graph.X).nearest(graph.transform(X_new), k)
+    order, _ = NeighbourSearch(graph.X, K=k).nearest(graph.transform(X_new), k)
     return np.ascontiguousarray(y_train[order])
 
 

@@ -299,7 +299,8 @@ class KNNGraph(NeighbourGraph):
         Standardise the covariates (default).
     algorithm : {"exact", "kd_tree", "brute", "approximate"}
         The neighbour search. ``"exact"`` (default) picks ``"brute"`` (numba, streaming over the
-        points: small ``n``, or up to 150,000 points with 8 covariates or more) or
+        points: small ``n``, ``k_max > n / 4``, or up to 150,000 points with 8 covariates or
+        more) or
         ``"kd_tree"`` (candidates from scikit-learn's k-d tree, re-sorted exactly); both give the
         graph a dense sort would, ties included. ``"approximate"``: the training lists from
         pynndescent (``pip install pynndescent``), for many points in high dimension; some
@@ -341,7 +342,7 @@ class KNNGraph(NeighbourGraph):
         self.kind = neighbours
         self.k_max = int(k_max)
         self.algorithm = algorithm
-        self._search = NeighbourSearch(self.X, algorithm)
+        self._search = NeighbourSearch(self.X, algorithm, self.k_max)
         self.neighbours, self.sq_distances = self._search.graph(self.k_max)
         self.reverse_rank = reverse_ranks_sorted(self.neighbours, self.sq_distances)
 

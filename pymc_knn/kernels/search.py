@@ -48,13 +48,32 @@ def sort_by_distance(idx, sq):
     return by_index[by_sq]
 
 
+INSERTION = 64
+"""Lists up to this long are sorted in place by insertion (tree candidates come nearly sorted)."""
+
+
 @njit(cache=True)
 def _keep_nearest(idx, sq, count, K, out_nb, out_sq, a):
-    """Write the ``K`` nearest of the ``count`` first ``(idx, sq)`` into row ``a``."""
-    order = sort_by_distance(idx[:count], sq[:count])
+    """Write the ``K`` nearest of the ``count`` first ``(idx, sq)`` into row ``a`` (reorders
+    ``idx`` and ``sq``)."""
+    if count > INSERTION:
+        order = sort_by_distance(idx[:count], sq[:count])
+        for r in range(K):
+            out_nb[a, r] = idx[order[r]]
+            out_sq[a, r] = sq[order[r]]
+        return
+    for r in range(1, count):
+        j, s = idx[r], sq[r]
+        q = r
+        while q > 0 and (sq[q - 1] > s or (sq[q - 1] == s and idx[q - 1] > j)):
+            idx[q] = idx[q - 1]
+            sq[q] = sq[q - 1]
+            q -= 1
+        idx[q] = j
+        sq[q] = s
     for r in range(K):
-        out_nb[a, r] = idx[order[r]]
-        out_sq[a, r] = sq[order[r]]
+        out_nb[a, r] = idx[r]
+        out_sq[a, r] = sq[r]
 
 
 @njit(cache=True)
@@ -66,19 +85,49 @@ def _blocks(m, n_blocks):
 # ---------------------------------------------------------------- brute engine
 
 
+@njit(cache=True)
+def _sift_down(heap, K):
+    """Restore the max-heap ``heap[:K]`` after its top was replaced."""
+    q = 0
+    while True:
+        child = 2 * q + 1
+        if child >= K:
+            return
+        if child + 1 < K and heap[child + 1] > heap[child]:
+            child += 1
+        if heap[child] <= heap[q]:
+            return
+        heap[q], heap[child] = heap[child], heap[q]
+        q = child
+
+
+@njit(cache=True)
+def _kth_smallest(row, K, heap):
+    """The ``K``-th smallest of ``row``, by a bounded max-heap (one pass, no copy)."""
+    for r in range(K):
+        heap[r] = np.inf
+    for j in range(row.size):
+        if row[j] < heap[0]:
+            heap[0] = row[j]
+            _sift_down(heap, K)
+    return heap[0]
+
+
 @njit(cache=True, parallel=True)
 def brute_knn(Q, X, self_index, K, n_blocks, out_nb, out_sq):
     """The ``K`` nearest training points of each query, by streaming over all of them.
 
     ``self_index[a]`` is the training index of query ``a`` (left out of its own list), or -1 for
-    a new point. The ``K``-th smallest distance is found by a partition; every point at most that
-    far (ties included) is then sorted, so ties go to the lower index.
+    a new point. The ``K``-th smallest distance is found first; every point at most that far
+    (ties included) is then sorted, so ties go to the lower index. When ``K`` is a large share
+    of ``n`` the row is sorted whole (stably, in index order) instead.
     """
     m = Q.shape[0]
     n = X.shape[0]
     bounds = _blocks(m, n_blocks)
     for b in prange(n_blocks):
         row = np.empty(n)
+        heap = np.empty(K)
         idx = np.empty(n, dtype=np.int64)
         sq = np.empty(n)
         for a in range(bounds[b], bounds[b + 1]):
@@ -86,7 +135,13 @@ def brute_knn(Q, X, self_index, K, n_blocks, out_nb, out_sq):
                 row[j] = sq_distance(Q, a, X, j)
             if self_index[a] >= 0:
                 row[self_index[a]] = np.inf
-            kth = np.partition(row, K - 1)[K - 1]
+            if 4 * K > n:  # a large share of the row: a stable sort is cheaper than the heap
+                order = np.argsort(row, kind="mergesort")
+                for r in range(K):
+                    out_nb[a, r] = order[r]
+                    out_sq[a, r] = row[order[r]]
+                continue
+            kth = _kth_smallest(row, K, heap)
             count = 0
             for j in range(n):
                 if row[j] <= kth:
@@ -97,22 +152,23 @@ def brute_knn(Q, X, self_index, K, n_blocks, out_nb, out_sq):
 
 
 @njit(cache=True, parallel=True)
-def brute_reverse(Q, X, sq_sorted, n_blocks, cap, counts, rev_index, rev_k):
+def brute_reverse(Q, X, sq_sorted, reach, n_blocks, cap, counts, rev_index, rev_k):
     """Reverse neighbourhoods of new points, by streaming over all training points.
 
-    ``counts[a]`` gets the number of training points ``j`` with ``d(a, j)^2 < sq_sorted[j, K-1]``;
+    ``reach[j]`` is ``sq_sorted[j, K-1]`` (contiguous). ``counts[a]`` gets the number of
+    training points ``j`` with ``d(a, j)^2 < reach[j]``;
     the first ``cap`` of them (by index) go to ``rev_index[a]``, with the ``k`` at which each
     enters ``j``'s list, ``1 + #{r : sq_sorted[j, r] <= d(a, j)^2}``, in ``rev_k[a]``.
     """
     m = Q.shape[0]
-    n, K = sq_sorted.shape
+    n = sq_sorted.shape[0]
     bounds = _blocks(m, n_blocks)
     for b in prange(n_blocks):
         for a in range(bounds[b], bounds[b + 1]):
             count = 0
             for j in range(n):
                 s = sq_distance(Q, a, X, j)
-                if s < sq_sorted[j, K - 1]:
+                if s < reach[j]:
                     if count < cap:
                         rev_index[a, count] = j
                         rev_k[a, count] = np.searchsorted(sq_sorted[j], s, side="right") + 1
@@ -304,19 +360,39 @@ def tree_reverse(Q, X, sq_sorted, reach, tree_index, start, end, leaf, lower, up
 
 
 @njit(cache=True)
-def pack_rows(counts, rev_index, rev_k):
-    """CSR ``(indptr, index, k)`` of per-row entries held in ``(m, cap)`` buffers."""
+def pack_rows(counts, rev_index, rev_k, wide_rows, wide_index, wide_k):
+    """CSR ``(indptr, index, k)`` of per-row entries held in ``(m, cap)`` buffers, except rows
+    ``wide_rows``, whose entries are in the wider buffers ``wide_index, wide_k``."""
     m = counts.size
     indptr = np.zeros(m + 1, dtype=np.int64)
     for a in range(m):
         indptr[a + 1] = indptr[a] + counts[a]
     index = np.empty(indptr[m], dtype=np.int64)
     k = np.empty(indptr[m], dtype=np.int64)
+    wide = np.full(m, -1, dtype=np.int64)
+    for t in range(wide_rows.size):
+        wide[wide_rows[t]] = t
     for a in range(m):
+        t = wide[a]
         for r in range(counts[a]):
-            index[indptr[a] + r] = rev_index[a, r]
-            k[indptr[a] + r] = rev_k[a, r]
+            index[indptr[a] + r] = rev_index[a, r] if t < 0 else wide_index[t, r]
+            k[indptr[a] + r] = rev_k[a, r] if t < 0 else wide_k[t, r]
     return indptr, index, k
+
+
+@njit(cache=True, inline="always")
+def _first_not_below(sq_sorted, nb, j, s, i):
+    """Position in row ``j`` of the first ``(sq, index) >= (s, i)`` (a binary search)."""
+    lo = 0
+    hi = sq_sorted.shape[1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = sq_sorted[j, mid]
+        if v < s or (v == s and nb[j, mid] < i):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True, parallel=True)
@@ -325,8 +401,7 @@ def reverse_ranks_sorted(neighbours, sq_sorted):
 
     As :func:`~pymc_knn.kernels.structure.reverse_ranks`, without its ``2 n K`` temporaries: the
     lists are sorted by ``(squared distance, index)`` and ``d(i, j)^2`` is the same number in
-    both lists, so ``i`` is found by binary searches in ``j``'s row, first on the distance, then
-    on the index among the ties.
+    both lists, so ``i`` is found by a binary search on that pair in ``j``'s row.
     """
     n, K = neighbours.shape
     rev = np.empty((n, K), dtype=np.int64)
@@ -334,12 +409,10 @@ def reverse_ranks_sorted(neighbours, sq_sorted):
         for r in range(K):
             j = neighbours[i, r]
             s = sq_sorted[i, r]
-            lo = np.searchsorted(sq_sorted[j], s, side="left")
-            hi = np.searchsorted(sq_sorted[j], s, side="right")
             rank = K
-            if lo < hi:
-                p = lo + np.searchsorted(neighbours[j, lo:hi], i)
-                if p < hi and neighbours[j, p] == i:
+            if s <= sq_sorted[j, K - 1]:
+                p = _first_not_below(sq_sorted, neighbours, j, s, i)
+                if p < K and neighbours[j, p] == i:
                     rank = p
             rev[i, r] = rank
     return rev
