@@ -131,7 +131,7 @@ class NeighbourSearch:
         if self.algorithm == "approximate":
             from ._approximate import approximate_graph
 
-            return approximate_graph(self.X, K)
+            return approximate_graph(self, K)
         return self.nearest(self.X, K, np.arange(self.X.shape[0], dtype=np.int64))
 
     def nearest(self, Q, K: int, self_index=None):

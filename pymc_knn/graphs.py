@@ -303,8 +303,9 @@ class KNNGraph(NeighbourGraph):
         more) or
         ``"kd_tree"`` (candidates from scikit-learn's k-d tree, re-sorted exactly); both give the
         graph a dense sort would, ties included. ``"approximate"``: the training lists from
-        pynndescent (``pip install pynndescent``), for many points in high dimension; some
-        true neighbours may be missed. Queries of new points are exact in every case.
+        pynndescent (the ``approximate`` extra: ``pip install 'pymc-knn[approximate]'``), for
+        many points in high dimension; some true neighbours may be missed (recall measured in
+        ``benchmarks/README.md``). Queries of new points are exact in every case.
     working_memory : float, optional
         MiB the graph's tables (:func:`knn_graph_bytes`, ``24 n k_max`` bytes) may take; a larger
         request is refused before anything is allocated. Default scikit-learn's
