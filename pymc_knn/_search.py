@@ -73,6 +73,7 @@ class _Tree:
         self.leaf = np.ascontiguousarray(nodes["is_leaf"], dtype=np.bool_)
         self.lower = np.ascontiguousarray(bounds[0])
         self.upper = np.ascontiguousarray(bounds[1])
+        self.points = np.ascontiguousarray(X[self.index])  # leaves read in order
 
     @property
     def arrays(self):
@@ -166,32 +167,45 @@ class NeighbourSearch:
             limit = np.where(np.isfinite(sq[redo, K - 1]), sq[redo, K - 1], np.inf)
             nb2 = np.empty((redo.size, K), dtype=np.int64)
             sq2 = np.empty((redo.size, K))
-            _k.tree_knn_within(np.ascontiguousarray(Q[redo]), self.X, self_index[redo], limit, K,
-                               *tree.arrays, nb2, sq2)
+            _k.tree_knn_within(np.ascontiguousarray(Q[redo]), tree.points, self_index[redo],
+                               limit, K, *tree.arrays, nb2, sq2)
             nb[redo], sq[redo] = nb2, sq2
 
     def reverse(self, Q, sq_sorted):
         """CSR ``(indptr, index, enter_k)`` of the training points that would count each new
-        point among their ``k`` nearest, ``k <= K``, with the smallest such ``k``."""
+        point among their ``K`` nearest (``sq_sorted``: the training lists' squared distances,
+        ``(n, K)``), with the smallest ``k`` at which each does; in chunks of new points."""
         Q = np.ascontiguousarray(Q, dtype=np.float64)
         m, K = Q.shape[0], sq_sorted.shape[1]
-        cap = REVERSE_CAP * K
+        reach = np.ascontiguousarray(sq_sorted[:, -1])
+        parts = [self._reverse_chunk(Q[s], sq_sorted, reach)
+                 for s in _slices(m, CHUNK_ENTRIES // (REVERSE_CAP * K))]
+        if len(parts) == 1:
+            return parts[0]
+        sizes = np.array([p[1].size for p in parts])
+        indptr = np.concatenate([[0]] + [p[0][1:] + offset for p, offset in
+                                         zip(parts, np.cumsum(sizes) - sizes)])
+        return (indptr, np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]))
+
+    def _reverse_chunk(self, Q, sq_sorted, reach):
+        m = Q.shape[0]
+        cap = REVERSE_CAP * sq_sorted.shape[1]
         counts = np.empty(m, dtype=np.int64)
         index = np.empty((m, cap), dtype=np.int64)
         enter = np.empty((m, cap), dtype=np.int64)
-        self._reverse(Q, sq_sorted, cap, counts, index, enter)
+        self._reverse(Q, sq_sorted, reach, cap, counts, index, enter)
         wide = np.flatnonzero(counts > cap)
         room = int(counts[wide].max()) if wide.size else 0
         c2 = np.empty(wide.size, dtype=np.int64)
         i2 = np.empty((wide.size, room), dtype=np.int64)
         e2 = np.empty((wide.size, room), dtype=np.int64)
         if wide.size:  # hubs: again with room for all their entries
-            self._reverse(np.ascontiguousarray(Q[wide]), sq_sorted, room, c2, i2, e2)
+            self._reverse(np.ascontiguousarray(Q[wide]), sq_sorted, reach, room, c2, i2, e2)
         return _k.pack_rows(counts, index, enter, wide, i2, e2)
 
-    def _reverse(self, Q, sq_sorted, cap, counts, index, enter):
+    def _reverse(self, Q, sq_sorted, reach, cap, counts, index, enter):
         m = Q.shape[0]
-        reach = np.ascontiguousarray(sq_sorted[:, -1])
         if self.engine == "brute":
             for s in _slices(m, WORK_PAIRS // self.X.shape[0]):
                 blocks = min(_threads() * 4, s.stop - s.start)
@@ -199,5 +213,7 @@ class NeighbourSearch:
                                  index[s], enter[s])
             return
         t = self.tree
-        reach = _k.node_max(reach, t.index, t.start, t.end, t.leaf)
-        _k.tree_reverse(Q, self.X, sq_sorted, reach, *t.arrays, cap, counts, index, enter)
+        point_reach = np.ascontiguousarray(reach[t.index])
+        node_reach = _k.node_max(point_reach, t.start, t.end, t.leaf)
+        _k.tree_reverse(Q, t.points, sq_sorted, point_reach, node_reach, *t.arrays, cap, counts,
+                        index, enter)

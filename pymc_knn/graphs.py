@@ -389,15 +389,24 @@ class KNNGraph(NeighbourGraph):
         K = self.k_max
         return 8 * (4 * (K + 1) + K + 2 * REVERSE_CAP * K + 2 * self.n_features)
 
-    def query(self, X_new) -> KNNQuery:
+    def query(self, X_new, k_max: int | None = None) -> KNNQuery:
         """Neighbours of new points among the training points, and the reverse neighbourhoods.
 
         Exact (whatever the graph's ``algorithm``), with no ``(m, n)`` array: each new point
         takes about :meth:`query_bytes`, so callers go in chunks of new points.
+
+        Parameters
+        ----------
+        X_new : array_like, shape (m, p)
+        k_max : int, optional
+            Answer for ``k <= k_max`` only (default the graph's ``k_max``): the neighbours'
+            first ``k_max`` columns and the reverse neighbours entering by then, as a prefix of
+            the full answer. Prediction asks for the largest ``k`` among the posterior draws.
         """
+        K = self.k_max if k_max is None else self.check_k(k_max)
         Z = self.transform(X_new)
-        order, _ = self._search.nearest(Z, self.k_max)
-        indptr, index, enter = self._search.reverse(Z, self.sq_distances)
+        order, _ = self._search.nearest(Z, K)
+        indptr, index, enter = self._search.reverse(Z, self.sq_distances[:, :K])
         return KNNQuery(order, indptr, index, enter)
 
 

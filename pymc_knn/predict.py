@@ -210,7 +210,7 @@ class Posterior:
         """Strengths ``h[a, t, g]`` of the new points at each theta (see the module docstring)."""
         term, graph = self.term, self.term.graph
         if term.is_knn:
-            q = graph.query(X_new)
+            q = graph.query(X_new, int(thetas.max()))
             return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
                                     thetas.astype(np.int64), term.class_weights,
                                     graph.kind == "equal")

@@ -139,6 +139,24 @@ def test_strengths_from_the_sparse_query_equal_the_dense_ones(equal):
     np.testing.assert_array_equal(h, dense_strengths(order, enter, y, ks, a, equal))
 
 
+@pytest.mark.parametrize("engine", ["brute", "kd_tree"])
+def test_query_up_to_a_smaller_k_is_a_prefix_in_any_chunks(engine, monkeypatch):
+    import pymc_knn._search as search
+
+    monkeypatch.setattr(search, "CHUNK_ENTRIES", 1000)  # many chunks of new points
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 6, size=(700, 2)).astype(float)
+    g = pk.KNNGraph(X, k_max=30, algorithm=engine, standardize=False)
+    X_new = rng.integers(-1, 7, size=(300, 2)).astype(float)
+    order, enter = dense_query(g, X_new)
+    for k in (1, 7, 30):
+        q = g.query(X_new, k)
+        np.testing.assert_array_equal(q.neighbours, order[:, :k])
+        np.testing.assert_array_equal(q.enter_k_dense(700), np.where(enter <= k, enter, k + 1))
+    with pytest.raises(ValueError, match="k must be an integer in 1..30"):
+        g.query(X_new, 31)
+
+
 def test_query_holds_no_dense_row():
     X = np.random.default_rng(1).normal(size=(3000, 2))
     q = pk.KNNGraph(X, k_max=10, algorithm="kd_tree").query(X[:5] + 0.01)

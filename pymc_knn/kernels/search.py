@@ -171,7 +171,7 @@ def brute_reverse(Q, X, sq_sorted, reach, n_blocks, cap, counts, rev_index, rev_
                 if s < reach[j]:
                     if count < cap:
                         rev_index[a, count] = j
-                        rev_k[a, count] = np.searchsorted(sq_sorted[j], s, side="right") + 1
+                        rev_k[a, count] = enter_rank(sq_sorted, j, s)
                     count += 1
             counts[a] = count
 
@@ -239,7 +239,7 @@ def _grown(values, count):
 
 
 @njit(cache=True)
-def _within(Q, a, X, skip, limit, tree_index, start, end, leaf, lower, upper, size):
+def _within(Q, a, points, skip, limit, tree_index, start, end, leaf, lower, upper, size):
     """Training points ``j != skip`` with ``d(Q[a], X[j])^2 <= limit`` and their squared
     distances, by a traversal of the tree (arrays of :func:`tree_knn_within`)."""
     idx = np.empty(size, dtype=np.int64)
@@ -262,7 +262,7 @@ def _within(Q, a, X, skip, limit, tree_index, start, end, leaf, lower, upper, si
             j = tree_index[p]
             if j == skip:
                 continue
-            s = sq_distance(Q, a, X, j)
+            s = sq_distance(Q, a, points, p)
             if s <= limit:
                 if count == idx.size:
                     idx = _grown(idx, count)
@@ -274,7 +274,7 @@ def _within(Q, a, X, skip, limit, tree_index, start, end, leaf, lower, upper, si
 
 
 @njit(cache=True, parallel=True)
-def tree_knn_within(Q, X, self_index, limit, K, tree_index, start, end, leaf, lower, upper,
+def tree_knn_within(Q, points, self_index, limit, K, tree_index, start, end, leaf, lower, upper,
                     out_nb, out_sq):
     """The ``K`` nearest of each query among the training points within ``limit[a]`` of it.
 
@@ -282,34 +282,50 @@ def tree_knn_within(Q, X, self_index, limit, K, tree_index, start, end, leaf, lo
     most that far is collected (all the points tied with the ``K``-th among them) by a traversal
     of the tree (scikit-learn's ``KDTree.get_arrays``: the points' order ``tree_index``, each
     node's range ``start:end`` of it, whether it is a leaf, its bounding box ``lower, upper``;
-    the children of node ``i`` are ``2i + 1`` and ``2i + 2``), then sorted exactly.
+    the children of node ``i`` are ``2i + 1`` and ``2i + 2``), then sorted exactly. ``points``
+    holds the training points in the tree's order, ``X[tree_index]``, so leaves are read in order.
     """
     for a in prange(Q.shape[0]):
-        idx, sq = _within(Q, a, X, self_index[a], limit[a], tree_index, start, end, leaf, lower,
+        idx, sq = _within(Q, a, points, self_index[a], limit[a], tree_index, start, end, leaf, lower,
                           upper, 2 * K + 16)
         _keep_nearest(idx, sq, idx.size, K, out_nb, out_sq, a)
 
 
 @njit(cache=True)
-def node_max(values, tree_index, start, end, leaf):
-    """The largest of ``values`` over each node's points (children before parents)."""
+def node_max(values, start, end, leaf):
+    """The largest of ``values`` (in the tree's order) over each node's points."""
     n_nodes = start.size
     out = np.full(n_nodes, -np.inf)
-    for node in range(n_nodes - 1, -1, -1):
+    for node in range(n_nodes - 1, -1, -1):  # children before parents
         if leaf[node]:
             for p in range(start[node], end[node]):
-                out[node] = max(out[node], values[tree_index[p]])
+                out[node] = max(out[node], values[p])
         else:
             out[node] = max(out[2 * node + 1], out[2 * node + 2])
     return out
 
 
+@njit(cache=True, inline="always")
+def enter_rank(sq_sorted, j, s):
+    """``1 + #{r : sq_sorted[j, r] <= s}``: the ``k`` at which a new point at squared distance
+    ``s`` enters ``j``'s list (after the training points at that distance); a binary search."""
+    lo = 0
+    hi = sq_sorted.shape[1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sq_sorted[j, mid] <= s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo + 1
+
+
 @njit(cache=True)
-def _reverse_one(Q, a, X, sq_sorted, reach, tree_index, start, end, leaf, lower, upper, size):
-    """New point ``a``'s reverse neighbours ``j`` (increasing) and the ``k`` each enters at."""
+def _reverse_one(Q, a, points, sq_sorted, point_reach, reach, tree_index, start, end, leaf,
+                 lower, upper, size):
+    """New point ``a``'s reverse neighbours, as keys ``j * (K + 2) + k`` sorted (so by ``j``)."""
     K = sq_sorted.shape[1]
-    idx = np.empty(size, dtype=np.int64)
-    enter = np.empty(size, dtype=np.int64)
+    keys = np.empty(size, dtype=np.int64)
     count = 0
     stack = np.empty(STACK, dtype=np.int64)
     stack[0] = 0
@@ -325,35 +341,36 @@ def _reverse_one(Q, a, X, sq_sorted, reach, tree_index, start, end, leaf, lower,
             top += 2
             continue
         for p in range(start[node], end[node]):
-            j = tree_index[p]
-            s = sq_distance(Q, a, X, j)
-            if s < sq_sorted[j, K - 1]:
-                if count == idx.size:
-                    idx = _grown(idx, count)
-                    enter = _grown(enter, count)
-                idx[count] = j
-                enter[count] = np.searchsorted(sq_sorted[j], s, side="right") + 1
+            s = sq_distance(Q, a, points, p)
+            if s < point_reach[p]:
+                j = tree_index[p]
+                if count == keys.size:
+                    keys = _grown(keys, count)
+                keys[count] = j * (K + 2) + enter_rank(sq_sorted, j, s)
                 count += 1
-    order = np.argsort(idx[:count], kind="mergesort")
-    return idx[order], enter[order]
+    keys = keys[:count]
+    keys.sort()
+    return keys
 
 
 @njit(cache=True, parallel=True)
-def tree_reverse(Q, X, sq_sorted, reach, tree_index, start, end, leaf, lower, upper, cap,
-                 counts, rev_index, rev_k):
+def tree_reverse(Q, points, sq_sorted, point_reach, reach, tree_index, start, end, leaf, lower,
+                 upper, cap, counts, rev_index, rev_k):
     """Reverse neighbourhoods of new points (as :func:`brute_reverse`) by a tree traversal.
 
-    ``reach[node]`` is the largest ``sq_sorted[j, K-1]`` of the node's points
+    ``points`` and ``point_reach`` are the training points and their ``sq_sorted[j, K-1]`` in
+    the tree's order; ``reach[node]``, the largest of the latter over the node's points
     (:func:`node_max`): a node whose box lies at least that far from the query holds no point
     that would count it.
     """
+    width = sq_sorted.shape[1] + 2
     for a in prange(Q.shape[0]):
-        idx, enter = _reverse_one(Q, a, X, sq_sorted, reach, tree_index, start, end, leaf,
-                                  lower, upper, max(cap, 1))
-        counts[a] = idx.size
-        for r in range(min(idx.size, cap)):
-            rev_index[a, r] = idx[r]
-            rev_k[a, r] = enter[r]
+        keys = _reverse_one(Q, a, points, sq_sorted, point_reach, reach, tree_index, start, end,
+                            leaf, lower, upper, max(cap, 1))
+        counts[a] = keys.size
+        for r in range(min(keys.size, cap)):
+            rev_index[a, r] = keys[r] // width
+            rev_k[a, r] = keys[r] % width
 
 
 # ------------------------------------------------------------- shared results
