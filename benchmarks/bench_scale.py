@@ -71,7 +71,8 @@ def child_build(n, p, what):
     pk.KNNGraph(X[:2000], k_max=K, algorithm=algorithm)
     g, seconds, extra = timed(lambda: pk.KNNGraph(X, k_max=K, algorithm=algorithm,
                                                   working_memory=memory))
-    out = {"seconds": seconds, "extra_mib": extra, "engine": g._search.engine}
+    engine = "nndescent" if what == "approximate" else g._search.engine
+    out = {"seconds": seconds, "extra_mib": extra, "engine": engine}
     if what == "approximate":
         exact = pk.KNNGraph(X, k_max=K, working_memory=memory)
         hits = sum(np.intersect1d(a, b).size for a, b in zip(g.neighbours, exact.neighbours))

@@ -7,8 +7,9 @@ bit (:mod:`pymc_knn.kernels.search`):
 
 * :meth:`NeighbourSearch.graph`: each training point's ``K`` nearest others and their squared
   distances, sorted;
-* :meth:`NeighbourSearch.query`: each new point's ``K`` nearest training points, and the training
-  points that would count it among their ``k`` nearest for some ``k <= K`` (a CSR).
+* :meth:`NeighbourSearch.nearest`: each new point's ``K`` nearest training points;
+* :meth:`NeighbourSearch.reverse`: the training points that would count each new point among
+  their ``k`` nearest for some ``k <= K``, with the smallest such ``k`` (a CSR).
 
 Engines: ``"kd_tree"`` takes candidates from scikit-learn's :class:`~sklearn.neighbors.KDTree`
 (queried in threads) and re-sorts them exactly; ``"brute"`` streams each query over all training
