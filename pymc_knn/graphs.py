@@ -36,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 import sklearn
 
+from ._search import ALGORITHMS, REVERSE_CAP, NeighbourSearch
 from ._validation import (check_covariates, check_flag, check_labels, check_labels_and_weights,
                           check_positive)
 from .kernels import energy as _energy
@@ -298,11 +299,10 @@ class KNNGraph(NeighbourGraph):
     standardize : bool
         Standardise the covariates (default).
     algorithm : {"exact", "kd_tree", "brute", "approximate"}
-        The neighbour search. ``"exact"`` (default) picks ``"brute"`` (numba, streaming over the
-        points: small ``n``, ``k_max > n / 4``, or up to 150,000 points with 8 covariates or
-        more) or
-        ``"kd_tree"`` (candidates from scikit-learn's k-d tree, re-sorted exactly); both give the
-        graph a dense sort would, ties included. ``"approximate"``: the training lists from
+        The neighbour search (see ``docs/scaling.md``). ``"exact"`` (default) picks ``"brute"``
+        (numba, streaming over the points: small ``n``, ``k_max > n / 4``, or up to 150,000
+        points with 8 covariates or more) or ``"kd_tree"`` (candidates from scikit-learn's k-d
+        tree, re-sorted exactly); both give the graph a dense sort would, ties included. ``"approximate"``: the training lists from
         pynndescent (the ``approximate`` extra: ``pip install 'pymc-knn[approximate]'``), for
         many points in high dimension; some true neighbours may be missed (recall measured in
         ``benchmarks/README.md``). Queries of new points are exact in every case.
@@ -325,8 +325,6 @@ class KNNGraph(NeighbourGraph):
 
     def __init__(self, X, k_max: int | None = None, neighbours: str = "symmetrised",
                  standardize: bool = True, algorithm: str = "exact", working_memory=None):
-        from ._search import ALGORITHMS, NeighbourSearch
-
         super().__init__(X, standardize)
         if neighbours not in KNN_KINDS:
             raise ValueError(f"neighbours must be one of {KNN_KINDS}, got {neighbours!r}")
@@ -384,8 +382,6 @@ class KNNGraph(NeighbourGraph):
         """Bytes a new point takes in :meth:`query`: its tree candidates and their exact
         distances (``k_max + 1`` of each), its ``k_max`` neighbours, room for ``4 k_max`` reverse
         neighbours (index and ``k``; hubs with more take more) and its standardised covariates."""
-        from ._search import REVERSE_CAP
-
         K = self.k_max
         return 8 * (4 * (K + 1) + K + 2 * REVERSE_CAP * K + 2 * self.n_features)
 
