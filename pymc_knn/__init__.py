@@ -10,7 +10,7 @@ from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
 from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
-from .graphs import Coupling, DistanceGraph, KNNGraph, max_k
+from .graphs import Coupling, DistanceGraph, KNNGraph, default_k_max, max_k
 from .phase import beta_max, mean_energy_curve
 from .predict import (add_predictions, imputed_proba, predict_proba, predictive_summary,
                       summarize_proba, uncertainty_zones)
@@ -39,6 +39,7 @@ __all__ = [
     "beta_max",
     "check_convergence",
     "datasets",
+    "default_k_max",
     "imputed_proba",
     "kernels",
     "knn_error_rates",

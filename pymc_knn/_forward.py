@@ -68,8 +68,9 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
     thetas, index = np.unique(np.ravel(theta), return_inverse=True)
     if term.is_knn:
         ks = np.array([g.check_k(k) for k in thetas], dtype=np.int64)
-        q = _query(term, X_new)
-        h = _k.knn_strengths(q.neighbours, q.enter_k, term.labels, ks, a, g.kind == "equal")
+        q = _query(term, X_new, int(ks.max()))
+        h = _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k,
+                             term.labels, ks, a, g.kind == "equal")
     else:
         sigmas = np.asarray(thetas, dtype=np.float64)
         kernel = DNN_KERNELS[g.kernel]
@@ -82,12 +83,14 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
     return labels.reshape(np.shape(beta) + (X_new.shape[0],)).astype(np.int64)
 
 
-def _query(term: PottsTerm, X_new):
-    """``term.graph.query(X_new)``, kept for the next draw (PyMC draws one at a time)."""
+def _query(term: PottsTerm, X_new, k_max):
+    """``term.graph.query(X_new, k_max)``, kept for the next draw (PyMC draws one at a time):
+    asked up to the graph's ``k_max`` when the draw needs more than the last query holds."""
     key = (X_new.shape, hash(X_new.tobytes()))
     cached = getattr(term, "_query_cache", None)
-    if cached is None or cached[0] != key:
-        cached = term._query_cache = (key, term.graph.query(X_new))
+    if cached is None or cached[0] != key or cached[1].neighbours.shape[1] < k_max:
+        K = k_max if cached is None or cached[0] != key else term.graph.k_max
+        cached = term._query_cache = (key, term.graph.query(X_new, K))
     return cached[1]
 
 

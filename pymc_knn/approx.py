@@ -39,7 +39,7 @@ from scipy.special import log_ndtr
 from scipy.stats import truncnorm
 
 from ._validation import check_covariates, check_labels_and_weights, check_positive
-from .graphs import KNN_KINDS, KNNGraph, max_k
+from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k
 from .kernels import local_fields
 from .kernels.energy import log_pl_derivatives
 from .kernels import predictive as _k
@@ -250,12 +250,11 @@ class Korea:
     def _strengths(self, X_new) -> np.ndarray:
         """Strengths ``h[a, t, g]`` of new points at ``k = t + 1`` (see the module docstring)."""
         q = self.graph.query(X_new)
-        enter = q.enter_k
         if self.graph.kind == "asymmetric":  # no training point counts the new one
-            enter = np.full_like(enter, self.graph.k_max + 1)
+            q = q.without_reverse()
         ks = np.arange(1, self.graph.k_max + 1, dtype=np.int64)
-        return _k.knn_strengths(q.neighbours, enter, self.y, ks, self.class_weights,
-                                self.graph.kind == "equal")
+        return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
+                                ks, self.class_weights, self.graph.kind == "equal")
 
     def _nodes_for(self, estimate: str):
         if estimate not in ESTIMATES:
@@ -297,11 +296,9 @@ class Korea:
         t_index, betas, weights = self._nodes_for(estimate)
         X_new = self._checked_new(X_new)
         g = self.graph
-        # the asymmetric neighbourhood replaces enter_k by a second (m, n) array
-        query = g.query_bytes() + (8 * g.n_points if g.kind == "asymmetric" else 0)
         mean, lower, upper = summarize_mixture(
             self._strengths, X_new, g.k_max, t_index, betas, weights, self.n_classes, True,
-            query, ci_prob, budget)
+            g.query_bytes(), ci_prob, budget)
         if classes is None:
             classes = np.arange(self.n_classes)
         classes = np.asarray(classes)
@@ -339,8 +336,9 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
         The neighbour rule (003 Table 2's "Symmetric Boltzman", "Boltzman(2)" and "Asymmetric
         model").
     k_max : int, optional
-        Largest ``k``; default and upper limit: the smallest class size (Cucala et al. 2009,
-        section 3).
+        Largest ``k``; upper limit the smallest class size (Cucala et al. 2009, section 3).
+        Default that size, at most :data:`~pymc_knn.graphs.DEFAULT_K_MAX_CAP` (100) beyond
+        :data:`~pymc_knn.graphs.UNCAPPED_N` (2000) points (:func:`pymc_knn.default_k_max`).
     beta_prior : PyMC distribution, optional
         A scalar ``.dist()``; default ``pm.Gamma.dist(alpha=2, beta=0.1)`` (003 section 4.2,
         shape 2 and scale 10, "almost flat"). It is truncated to ``(0, beta_upper]``.
@@ -369,7 +367,7 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     y, a = check_labels_and_weights(y, X.shape[0], class_weights)
     K = min(max_k(y), X.shape[0] - 1)
     if k_max is None:
-        k_max = K
+        k_max = default_k_max(X.shape[0], K)
     if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or not 1 <= k_max <= K:
         raise ValueError(f"k_max must be an integer in 1..{K} (the smallest class size), "
                          f"got {k_max!r}")

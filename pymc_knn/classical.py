@@ -26,6 +26,7 @@ import xarray as xr
 from numba import njit
 
 from ._validation import check_covariates, check_labels, check_n_classes
+from ._search import NeighbourSearch
 from .graphs import KNNGraph, NeighbourGraph
 
 __all__ = ["knn_error_rates", "knn_predict", "knn_vote", "loo_choose_k", "loo_error_curve"]
@@ -153,8 +154,10 @@ def loo_error_curve(X, y, k_max: int | None = None, *, standardize: bool = True)
     y : array_like of int, shape (n,)
         Labels in ``0..G-1``.
     k_max : int, optional
-        Largest ``k``, in ``1..n-1``; default ``n - 1``. Cucala et al. (2009) bound ``k`` by
-        the smallest class size for their model: ``k_max=pk.max_k(y)``.
+        Largest ``k``, in ``1..n-1``; default ``n - 1``, at most ``DEFAULT_K_MAX_CAP`` (100)
+        beyond ``UNCAPPED_N`` (2000) points (:func:`pymc_knn.graphs.default_k_max`). Cucala et
+        al. (2009) bound ``k`` by the smallest class size for their model:
+        ``k_max=pk.max_k(y)``.
     standardize : bool
         As in :func:`knn_predict`.
 
@@ -219,12 +222,11 @@ def _check_ks(ks, n: int) -> np.ndarray:
 def _new_neighbour_labels(X_train, y_train, X_new, k: int, standardize: bool) -> np.ndarray:
     """Labels ``(m, k)`` of each new point's ``k`` nearest training points, nearest first.
 
-    Same scaling, distances and tie rule as ``KNNGraph.query`` (lower index first), without
-    the training graph, which a new point does not need here, and with ``k`` up to ``n``.
+    Same scaling, distances, search and tie rule as ``KNNGraph.query`` (lower index first),
+    without the training graph, which a new point does not need here, and with ``k`` up to ``n``.
     """
     graph = NeighbourGraph(X_train, standardize)
-    sq = graph.squared_distances_to(X_new)
-    order = np.argsort(sq, axis=1, kind="stable")[:, :k]
+    order, _ = NeighbourSearch(graph.X, K=k).nearest(graph.transform(X_new), k)
     return np.ascontiguousarray(y_train[order])
 
 

@@ -32,7 +32,7 @@ from pytensor.tensor.random.op import RandomVariable
 
 from ._forward import count_fallbacks, draw_labels, predictive_labels
 from ._validation import check_covariates, check_labels, check_n_classes
-from .graphs import DistanceGraph, KNNGraph, max_k
+from .graphs import DistanceGraph, KNNGraph, default_k_max, max_k
 from .terms import PottsTerm
 
 __all__ = ["DistanceNN", "PottsKNN", "PottsRV", "potts_parameters", "potts_terms"]
@@ -313,8 +313,11 @@ class PottsKNN(_PottsDistribution):
     n_classes : int, optional
         ``G``; default ``max(observed) + 1``.
     k_max : int, optional
-        Largest ``k``; default the smallest observed class size (Cucala et al., section 3),
-        which is also the largest allowed.
+        Largest ``k``; at most the smallest observed class size (Cucala et al., section 3).
+        Default that size, and beyond :data:`~pymc_knn.graphs.UNCAPPED_N` (2000) points at most
+        :data:`~pymc_knn.graphs.DEFAULT_K_MAX_CAP` (100): :func:`pymc_knn.default_k_max`. The
+        graph's tables take ``24 n k_max`` bytes, refused beyond scikit-learn's
+        ``working_memory`` setting (``sklearn.config_context(working_memory=...)`` raises it).
     standardize : bool
     beta_max : float, optional
         Where the field freezes (:func:`pymc_knn.beta_max`). When given, the step methods refuse
@@ -350,9 +353,10 @@ class PottsKNN(_PottsDistribution):
             )
         n = check_covariates(X).shape[0]
         G = _observed_classes(observed, n, n_classes)
-        K = max_k(split_missing(observed)[0]) if observed is not None else n - 1
+        smallest = max_k(split_missing(observed)[0]) if observed is not None else None
+        K = n - 1 if smallest is None else smallest
         if k_max is None:
-            k_max = K
+            k_max = default_k_max(n, smallest)
         elif isinstance(k_max, (int, np.integer)) and k_max > K:  # else KNNGraph refuses it
             raise ValueError(
                 f"k_max={k_max} exceeds the smallest observed class size ({K}), the largest k "

@@ -16,6 +16,17 @@ Conventions
 * Tied distances: among training points, the one with the lower index is the nearer; a new point
   ranks after every training point at the same distance (so it enters training point ``j``'s
   ``k``-neighbourhood only if it is strictly nearer than ``j``'s ``k``-th neighbour).
+* Squared distances are sums over coordinates, in order, of squared differences
+  (:func:`~pymc_knn.kernels.structure.squared_distances`): equal distances are equal numbers,
+  whichever way they are computed.
+
+Scale
+-----
+A :class:`KNNGraph` never forms an ``n x n`` array: its neighbour lists come from an exact search
+(a k-d tree of scikit-learn, or numba streaming over the points; :mod:`pymc_knn._search`) whose
+candidates are re-sorted with the formula above, so the graph is the one a dense sort would give.
+Its tables take ``24 n k_max`` bytes (:func:`knn_graph_bytes`), refused beyond the working-memory
+budget; without an explicit ``k_max`` the models cap it (:func:`default_k_max`).
 """
 
 from __future__ import annotations
@@ -23,14 +34,78 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import sklearn
 
+from ._search import ALGORITHMS, REVERSE_CAP, NeighbourSearch
 from ._validation import (check_covariates, check_flag, check_labels, check_labels_and_weights,
                           check_positive)
 from .kernels import energy as _energy
 from .kernels import knn_energy_all_k
 from .kernels import structure as _s
+from .kernels.search import reverse_ranks_sorted
 
-__all__ = ["Coupling", "DistanceGraph", "KNNGraph", "NeighbourGraph", "KNNQuery"]
+__all__ = ["Coupling", "DistanceGraph", "KNNGraph", "NeighbourGraph", "KNNQuery",
+           "DEFAULT_K_MAX_CAP", "UNCAPPED_N", "default_k_max", "knn_graph_bytes"]
+
+DEFAULT_K_MAX_CAP = 100
+"""Largest default ``k_max`` for more than :data:`UNCAPPED_N` points.
+
+The posterior of ``k`` sits far below it wherever it has been measured: posterior means 3-28 on
+the shipped and benchmark data sets (``benchmarks/results/defaults.jsonl``: 27.5 at most, Pima,
+symmetrised; 16.6 on Ripley), and Cucala et al. (2009) report posteriors of ``k`` within about
+40-60 on Ripley and Pima, where leave-one-out error is flat over ``k`` in 17-54. A prior
+``k ~ U{1..100}`` thus keeps every ``k`` with posterior mass while the graph's tables stay
+``2.4 kB`` a point. Give ``k_max`` (up to the smallest class size) to go further; a posterior of
+``k`` piled up against ``k_max`` says to."""
+
+UNCAPPED_N = 2000
+"""Up to this many points the default ``k_max`` is not capped: the smallest class size (Cucala
+et al. 2009, section 3) for the models, ``n - 1`` for a bare :class:`KNNGraph`. Every shipped and
+benchmark data set (``n <= 2000``) keeps the default it always had; the tables then take at most
+``48 MB``."""
+
+
+def default_k_max(n: int, smallest_class: int | None = None) -> int:
+    """The ``k_max`` used when none is given.
+
+    ``min(smallest_class, n - 1)`` (``n - 1`` when ``smallest_class`` is None), and for more
+    than :data:`UNCAPPED_N` points at most :data:`DEFAULT_K_MAX_CAP`.
+    """
+    K = n - 1 if smallest_class is None else min(int(smallest_class), n - 1)
+    return K if n <= UNCAPPED_N else min(K, DEFAULT_K_MAX_CAP)
+
+
+def knn_graph_bytes(n: int, k_max: int) -> int:
+    """Bytes of a :class:`KNNGraph`'s tables: ``neighbours``, ``reverse_rank`` (int64) and
+    ``sq_distances`` (float64), each ``n x k_max``."""
+    return 24 * int(n) * int(k_max)
+
+
+def _graph_budget(working_memory) -> int:
+    """The working-memory budget in bytes (MiB given; default scikit-learn's setting)."""
+    if working_memory is None:
+        working_memory = sklearn.get_config()["working_memory"]
+    ok = (isinstance(working_memory, (int, float, np.integer, np.floating))
+          and not isinstance(working_memory, bool) and np.isfinite(working_memory)
+          and working_memory > 0)
+    if not ok:
+        raise ValueError(
+            f"working_memory must be a positive number of MiB (default scikit-learn's "
+            f"working_memory setting, 1024), got {working_memory!r}")
+    return int(working_memory * 2**20)
+
+
+def check_graph_memory(n: int, k_max: int, working_memory=None) -> None:
+    """Refuse, before anything is allocated, a kNN graph whose tables exceed the budget."""
+    need, budget = knn_graph_bytes(n, k_max), _graph_budget(working_memory)
+    if need > budget:
+        raise ValueError(
+            f"a kNN graph of n = {n} points with k_max = {k_max} needs {need:,} bytes "
+            f"({need / 2**20:,.0f} MiB: neighbours, reverse ranks and squared distances, 24 bytes "
+            f"per point and neighbour), over the working_memory budget of {budget / 2**20:g} MiB. "
+            f"Lower k_max (posteriors of k rarely pass 60; default cap {DEFAULT_K_MAX_CAP}), or "
+            "raise the budget: working_memory= (MiB), or "
+            "sklearn.config_context(working_memory=...)")
 
 
 class Coupling(NamedTuple):
@@ -164,17 +239,38 @@ class KNNQuery(NamedTuple):
     neighbours : ndarray, shape (m, k_max)
         Training indices of each new point's neighbours, nearest first; its ``k`` nearest are the
         first ``k`` columns.
-    enter_k : ndarray, shape (m, n)
-        ``enter_k[a, j]``: the smallest ``k`` for which training point ``j`` counts new point ``a``
-        among its ``k`` nearest (``k_max + 1`` when none does).
+    enter_indptr, enter_index, enter_k : ndarray
+        The reverse neighbourhoods, a CSR over new points: new point ``a``'s entries
+        ``enter_indptr[a]:enter_indptr[a + 1]`` hold the training points ``j`` (``enter_index``,
+        increasing) that count ``a`` among their ``k_max`` nearest, and ``enter_k``, the smallest
+        ``k`` for which ``j`` does. Training points that never count ``a`` are absent (their
+        ``k`` would be ``k_max + 1``).
     """
 
     neighbours: np.ndarray
+    enter_indptr: np.ndarray
+    enter_index: np.ndarray
     enter_k: np.ndarray
 
     def reverse_neighbours(self, a: int, k: int) -> np.ndarray:
         """Training points that would count new point ``a`` among their ``k`` nearest."""
-        return np.flatnonzero(self.enter_k[a] <= k)
+        s = slice(self.enter_indptr[a], self.enter_indptr[a + 1])
+        return self.enter_index[s][self.enter_k[s] <= k]
+
+    def enter_k_dense(self, n: int) -> np.ndarray:
+        """``(m, n)``: the smallest ``k`` at which training point ``j`` counts new point ``a``
+        among its ``k`` nearest, ``k_max + 1`` when none does (for tests and small problems)."""
+        m, K = self.neighbours.shape
+        out = np.full((m, n), K + 1, dtype=np.int64)
+        rows = np.repeat(np.arange(m), np.diff(self.enter_indptr))
+        out[rows, self.enter_index] = self.enter_k
+        return out
+
+    def without_reverse(self) -> KNNQuery:
+        """The same neighbours and no reverse neighbourhoods (the asymmetric neighbourhood)."""
+        empty = np.zeros(0, dtype=np.int64)
+        return self._replace(enter_indptr=np.zeros(self.neighbours.shape[0] + 1, dtype=np.int64),
+                             enter_index=empty, enter_k=empty)
 
 
 KNN_KINDS = ("symmetrised", "equal", "asymmetric")
@@ -192,8 +288,9 @@ class KNNGraph(NeighbourGraph):
     X : array_like, shape (n, p)
         Training covariates.
     k_max : int, optional
-        Largest ``k`` to be used; at most ``n - 1``. Default ``n - 1``. Cucala et al. (2009)
-        bound ``k`` by the smallest class size: see :func:`max_k`.
+        Largest ``k`` to be used; at most ``n - 1``. Default ``n - 1``, at most
+        :data:`DEFAULT_K_MAX_CAP` beyond :data:`UNCAPPED_N` points (:func:`default_k_max`).
+        Cucala et al. (2009) bound ``k`` by the smallest class size: see :func:`max_k`.
     neighbours : {"symmetrised", "equal", "asymmetric"}
         ``"symmetrised"``: ``W_ij = 1/k`` for the ``k`` nearest ``j`` of ``i`` (Cucala et al.
         2009, eq. 3; mutual neighbours count twice). ``"equal"``: the undirected kNN graph with
@@ -201,30 +298,52 @@ class KNNGraph(NeighbourGraph):
         Holmes-Adams neighbourhood, which has no joint model; only its pseudo-likelihood exists.
     standardize : bool
         Standardise the covariates (default).
+    algorithm : {"exact", "kd_tree", "brute", "approximate"}
+        The neighbour search (see ``docs/scaling.md``). ``"exact"`` (default) picks ``"brute"``
+        (numba, streaming over the points: small ``n``, ``k_max > n / 4``, or up to 150,000
+        points with 8 covariates or more) or ``"kd_tree"`` (candidates from scikit-learn's k-d
+        tree, re-sorted exactly); both give the graph a dense sort would, ties included. ``"approximate"``: the training lists from
+        pynndescent (the ``approximate`` extra: ``pip install 'pymc-knn[approximate]'``), for
+        many points in high dimension; some true neighbours may be missed (recall measured in
+        ``benchmarks/README.md``). Queries of new points are exact in every case.
+    working_memory : float, optional
+        MiB the graph's tables (:func:`knn_graph_bytes`, ``24 n k_max`` bytes) may take; a larger
+        request is refused before anything is allocated. Default scikit-learn's
+        ``working_memory`` setting (1024), as for prediction.
+
+    Attributes
+    ----------
+    neighbours : ndarray of int64, shape (n, k_max)
+        ``neighbours[i, r]``: the ``r``-th nearest other point of ``i`` (ties: lower index first).
+    sq_distances : ndarray, shape (n, k_max)
+        Their squared distances (standardised covariates).
+    reverse_rank : ndarray of int64, shape (n, k_max)
+        The rank of ``i`` in the list of ``neighbours[i, r]``, ``k_max`` if absent.
     """
 
     parameter = "k"
 
     def __init__(self, X, k_max: int | None = None, neighbours: str = "symmetrised",
-                 standardize: bool = True):
+                 standardize: bool = True, algorithm: str = "exact", working_memory=None):
         super().__init__(X, standardize)
         if neighbours not in KNN_KINDS:
             raise ValueError(f"neighbours must be one of {KNN_KINDS}, got {neighbours!r}")
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
         n = self.n_points
         if k_max is None:
-            k_max = n - 1
+            k_max = default_k_max(n)
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or not 1 <= k_max <= n - 1:
             raise ValueError(
                 f"k_max must be an integer in 1..n-1 = 1..{n - 1} for {n} points, got {k_max!r}"
             )
+        check_graph_memory(n, int(k_max), working_memory)
         self.kind = neighbours
         self.k_max = int(k_max)
-        sq = _s.squared_distances(self.X, self.X)
-        np.fill_diagonal(sq, np.inf)
-        order = np.argsort(sq, axis=1, kind="stable")[:, : self.k_max]
-        self.neighbours = np.ascontiguousarray(order, dtype=np.int64)
-        self.sq_distances = np.take_along_axis(sq, order, axis=1)
-        self.reverse_rank = _s.reverse_ranks(self.neighbours)
+        self.algorithm = algorithm
+        self._search = NeighbourSearch(self.X, algorithm, self.k_max)
+        self.neighbours, self.sq_distances = self._search.graph(self.k_max)
+        self.reverse_rank = reverse_ranks_sorted(self.neighbours, self.sq_distances)
 
     def check_k(self, k) -> int:
         """``k`` as an int in ``1..k_max`` or a ``ValueError``."""
@@ -260,20 +379,31 @@ class KNNGraph(NeighbourGraph):
         return knn_energy_all_k(self.neighbours, self.reverse_rank, y, a, self.kind == "equal")
 
     def query_bytes(self) -> int:
-        """Bytes a new point takes in :meth:`query`: its distances, their argsort and
-        ``enter_k`` (``n`` each), its ``k_max`` neighbours and its standardised covariates."""
-        return 8 * (3 * self.n_points + self.k_max + 2 * self.n_features)
+        """Bytes a new point takes in :meth:`query`: its tree candidates and their exact
+        distances (``k_max + 1`` of each), its ``k_max`` neighbours, room for ``4 k_max`` reverse
+        neighbours (index and ``k``; hubs with more take more) and its standardised covariates."""
+        K = self.k_max
+        return 8 * (4 * (K + 1) + K + 2 * REVERSE_CAP * K + 2 * self.n_features)
 
-    def query(self, X_new) -> KNNQuery:
+    def query(self, X_new, k_max: int | None = None) -> KNNQuery:
         """Neighbours of new points among the training points, and the reverse neighbourhoods.
 
-        Dense in the training points: ``(m, n)`` distances and ``enter_k``; callers go in chunks
-        of new points (:meth:`query_bytes` each).
+        Exact (whatever the graph's ``algorithm``), with no ``(m, n)`` array: each new point
+        takes about :meth:`query_bytes`, so callers go in chunks of new points.
+
+        Parameters
+        ----------
+        X_new : array_like, shape (m, p)
+        k_max : int, optional
+            Answer for ``k <= k_max`` only (default the graph's ``k_max``): the neighbours'
+            first ``k_max`` columns and the reverse neighbours entering by then, as a prefix of
+            the full answer. Prediction asks for the largest ``k`` among the posterior draws.
         """
-        sq = self.squared_distances_to(X_new)
-        order = np.argsort(sq, axis=1, kind="stable")[:, : self.k_max]
-        enter = _s.knn_enter_ranks(sq, self.sq_distances)
-        return KNNQuery(np.ascontiguousarray(order, dtype=np.int64), enter)
+        K = self.k_max if k_max is None else self.check_k(k_max)
+        Z = self.transform(X_new)
+        order, _ = self._search.nearest(Z, K)
+        indptr, index, enter = self._search.reverse(Z, self.sq_distances[:, :K])
+        return KNNQuery(order, indptr, index, enter)
 
 
 DNN_KERNELS = {"gaussian": _s.GAUSSIAN, "ball": _s.BALL, "exponential": _s.EXPONENTIAL}

@@ -25,7 +25,8 @@ PAPER_ERRORS = "0.087 pseudo-likelihood, 0.085 path sampling, 0.084 Moller/perfe
 
 def fit(X, y, *, standardize=True, beta_upper=4.0, draws=1000, tune=1000, chains=4, cores=2,
         random_seed=None):
-    """``beta ~ U(0, beta_upper)``, ``k ~ U{1..k_max}``, PottsKNN likelihood, exchange step."""
+    """``beta ~ U(0, beta_upper)``, ``k ~ U{1..k_max}``, PottsKNN likelihood, exchange step;
+    ``k_max`` by default (:func:`pymc_knn.default_k_max`)."""
     import pymc as pm
 
     from ._validation import check_positive
@@ -33,9 +34,9 @@ def fit(X, y, *, standardize=True, beta_upper=4.0, draws=1000, tune=1000, chains
     check_positive(beta_upper, "beta_upper")
 
     from .distributions import PottsKNN
-    from .graphs import max_k
+    from .graphs import default_k_max, max_k
 
-    K = min(max_k(y), len(y) - 1)
+    K = default_k_max(len(y), max_k(y))
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, beta_upper)
         k = pm.DiscreteUniform("k", 1, K)

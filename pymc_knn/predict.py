@@ -20,7 +20,8 @@ over chunks of points: a 200 x 200 grid with 10,000 draws never holds the (draw,
 array.
 
 Memory: every function here goes over the new points in chunks whose working arrays (the
-neighbour query, ``(m, n)`` in the training points; the strengths; per-draw probabilities) fit in
+neighbour query: for kNN ``O(k)`` a point, :meth:`pymc_knn.KNNGraph.query_bytes`, for d-nn a
+row of ``n`` distances; the strengths; per-draw probabilities) fit in
 ``working_memory`` MiB, scikit-learn's setting by default (``sklearn.get_config()``, 1024 MiB),
 and in dask's ``array.chunk-size`` (128 MiB). What they return is on top of it: ``(chain, draw,
 point, class)`` per-draw probabilities unless lazy, ``(point, class)`` summaries.
@@ -41,11 +42,11 @@ from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.traversal import ancestors
 
 from ._validation import as_float, check_covariates
-from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph
+from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph, knn_graph_bytes
 from .kernels import predictive as _k
 from .distributions import potts_node
 from .records import recorded_terms, term_from_idata
-from .terms import PottsTerm
+from .terms import COUPLING_CACHE_BYTES, PottsTerm
 
 __all__ = ["add_predictions", "imputed_proba", "predict_proba", "predictive_summary",
            "summarize_proba", "uncertainty_zones"]
@@ -210,9 +211,10 @@ class Posterior:
         """Strengths ``h[a, t, g]`` of the new points at each theta (see the module docstring)."""
         term, graph = self.term, self.term.graph
         if term.is_knn:
-            q = graph.query(X_new)
-            return _k.knn_strengths(q.neighbours, q.enter_k, self.y, thetas.astype(np.int64),
-                                    term.class_weights, graph.kind == "equal")
+            q = graph.query(X_new, int(thetas.max()))
+            return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
+                                    thetas.astype(np.int64), term.class_weights,
+                                    graph.kind == "equal")
         sigmas = np.asarray(thetas, dtype=np.float64)
         M, S = self._row_sums(sigmas)
         sq_new = graph.squared_distances_to(X_new)
@@ -222,7 +224,8 @@ class Posterior:
             for s in _work_slices(sq_new.shape[0], sigmas.size * graph.n_points)])
 
     def query_bytes(self) -> int:
-        """Bytes a new point takes in the neighbour query (distances, ranks, order)."""
+        """Bytes a new point takes in the neighbour query (kNN: its neighbours and reverse
+        neighbours, :meth:`pymc_knn.KNNGraph.query_bytes`; d-nn: a row of distances)."""
         return self.term.graph.query_bytes()
 
     def fixed_bytes(self, n_thetas) -> int:
@@ -343,9 +346,10 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         Return a dask-backed array computed on demand in chunks of points. Default: lazy when
         the array (``8 * chains * draws * m * classes`` bytes) would exceed ``working_memory``.
     working_memory : float, optional
-        MiB the working arrays may take: chunks of new points count the neighbour query (``n``
-        training points per new point), the strengths and the chunk's per-draw probabilities,
-        and are also at most dask's ``array.chunk-size`` (128 MiB by default). Default
+        MiB the working arrays may take: chunks of new points count the neighbour query (kNN:
+        ``O(k_max)`` per new point; d-nn: ``n`` distances), the strengths and the chunk's
+        per-draw probabilities, and are also at most dask's ``array.chunk-size`` (128 MiB by
+        default). Default
         scikit-learn's setting (``sklearn.get_config()["working_memory"]``, 1024). The
         returned array is not counted: eager, it takes its full size; lazy, dask computes one
         chunk per thread at a time.
@@ -447,12 +451,20 @@ def _joint_bytes(post: Posterior, m: int) -> int:
     """Bytes of the graph of the ``n + m`` points and its couplings in :func:`_joint`."""
     N = post.term.n + m
     if post.term.is_knn:
-        # the dense distances and their argsort while the graph is built, then one sparse
-        # coupling per distinct k, all kept (edges and CSR: at most 56 bytes per neighbour)
-        return 16 * N * N + 56 * N * int(np.unique(post.theta).sum())
+        # the graph's tables (its search holds no N x N array), then the sparse couplings of
+        # the distinct k (edges and CSR: at most 56 bytes per neighbour) the term keeps
+        ks = np.unique(post.theta)
+        kept = min(56 * N * int(ks.sum()), COUPLING_CACHE_BYTES + 56 * N * int(ks.max()))
+        return knn_graph_bytes(N, post.term.graph.k_max) + kept
     # the distances, kept, and one sigma's coupling at a time: all pairs as edges (24 bytes
     # a pair) and CSR (16 a pair and row), the dense weights alongside while it is built
     return 36 * N * N
+
+
+def _joint_terms(post: Posterior, m: int) -> str:
+    N = post.term.n + m
+    return f"{N} x {post.term.graph.k_max} neighbours" if post.term.is_knn else \
+        f"{N}**2 pairwise terms"
 
 
 def _check_joint_size(post: Posterior, m: int, budget: int):
@@ -460,7 +472,7 @@ def _check_joint_size(post: Posterior, m: int, budget: int):
     if need > budget:
         raise ValueError(
             f"joint=True builds the graph of the n + m = {post.term.n} + {m} training and new "
-            f"points: about {_gigabytes(need)} ({post.term.n + m}**2 pairwise terms), over "
+            f"points: about {_gigabytes(need)} ({_joint_terms(post, m)}), over "
             f"working_memory = {budget / 2**20:g} MiB. Predict the new points in smaller batches "
             f"(each batch is then joint within itself only), use the independent predictive "
             f"(joint=False, which goes in chunks), or raise working_memory")

@@ -23,7 +23,7 @@ from ._validation import check_count, check_flag, check_positive
 from .approx import korea
 from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
-from .graphs import NeighbourGraph, max_k
+from .graphs import NeighbourGraph, default_k_max, max_k
 from .predict import _check_ci, predictive_summary
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
@@ -72,9 +72,10 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
     beta_upper : float
         Prior ``beta ~ Uniform(0, beta_upper)``; Cucala et al. use 4.
     k_max : int, optional
-        kNN models: prior ``k ~ DiscreteUniform(1, k_max)``. Default the largest allowed value,
-        the smallest class size (:func:`pymc_knn.max_k`), at most ``n - 1``; a larger value
-        raises ``ValueError``. When it is 1, ``k`` is fixed at 1.
+        kNN models: prior ``k ~ DiscreteUniform(1, k_max)``. At most the smallest class size
+        (:func:`pymc_knn.max_k`) and ``n - 1``; a larger value raises ``ValueError``. Default
+        that largest value, and beyond 2000 training points at most 100
+        (:func:`pymc_knn.default_k_max`). When it is 1, ``k`` is fixed at 1.
     sigma_upper : float, optional
         d-nn models: prior ``sigma ~ Uniform(0, sigma_upper)``. Default, on the distances the
         model uses (standardised covariates when ``standardize``): for ``"dnn-gaussian"`` and
@@ -246,7 +247,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
     def _prior_upper(self, X, y):
         """The upper bound of the prior on k (kNN) or sigma (d-nn)."""
         if self.model in ("symmetrised", "equal"):
-            return self.k_max if self.k_max is not None else min(max_k(y), X.shape[0] - 1)
+            if self.k_max is not None:
+                return self.k_max
+            return default_k_max(X.shape[0], max_k(y))
         if self.sigma_upper is not None:
             return float(self.sigma_upper)
         return _default_sigma_upper(X, self.model.removeprefix("dnn-"), self.standardize)

@@ -1,13 +1,16 @@
 """A Potts likelihood term: a neighbour graph, the classes, and fast access to couplings.
 
 A :class:`PottsTerm` is what the PyMC distributions, the step methods and the predictive code
-share. It caches couplings per ``k`` (at most ``k_max`` of them) and the observed labels' energies
-for every ``k``; for d-nn models it keeps the last coupling, since ``sigma`` is continuous.
+share. It keeps the couplings it was last asked for, most recent first, within
+:data:`COUPLING_CACHE_BYTES` (at least the last one; for d-nn models at most four, since ``sigma``
+is continuous): a sampler's walk over ``k`` revisits a few values, and a coupling at ``k`` takes
+about ``56 n k`` bytes, so keeping every visited ``k`` would grow to gigabytes on large data.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -17,6 +20,8 @@ from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, s
 from .kernels.enumeration import enumerated_draw
 
 AUX_SAMPLERS = ("swendsen_wang", "gibbs", "cftp", "enumerate")
+COUPLING_CACHE_BYTES = 256 * 2**20
+"""Bytes of couplings a :class:`PottsTerm` keeps (besides the last one, always kept)."""
 CFTP_MAX_SWEEPS = 16384
 """Default bound on CFTP's look-back. On Ripley (k = 14, raw covariates) the median look-back is
 1024 sweeps at beta = 1.45 and 4096 at beta = 1.55, where 28% of draws need more than 4096: the
@@ -47,7 +52,7 @@ class PottsTerm:
         self.n = graph.n_points
         self.is_knn = isinstance(graph, KNNGraph)
         self.labels = None  # the training labels (-1 where missing): prediction after set_data
-        self._cache: dict = {}
+        self._cache: OrderedDict = OrderedDict()
 
     def spec(self) -> dict:
         """What rebuilds this term from its covariates (:meth:`from_spec`): the likelihood and
@@ -74,14 +79,18 @@ class PottsTerm:
         return cls(graph, spec["n_classes"], spec["class_weights"], spec["beta_max"])
 
     def coupling(self, theta) -> Coupling:
-        """The coupling at ``k`` or ``sigma``, cached (every ``k``; the last four ``sigma``)."""
+        """The coupling at ``k`` or ``sigma``, cached: the most recently used within
+        :data:`COUPLING_CACHE_BYTES` (four at most for ``sigma``)."""
         key = int(theta) if self.is_knn else float(theta)
         c = self._cache.get(key)
-        if c is None:
-            c = self.graph.coupling(key)
-            if not self.is_knn and len(self._cache) >= self._DNN_CACHE:
-                del self._cache[next(iter(self._cache))]
-            self._cache[key] = c
+        if c is not None:
+            self._cache.move_to_end(key)
+            return c
+        c = self._cache[key] = self.graph.coupling(key)
+        limit = len(self._cache) if self.is_knn else self._DNN_CACHE
+        while len(self._cache) > 1 and (len(self._cache) > limit
+                                        or _total_bytes(self._cache) > COUPLING_CACHE_BYTES):
+            self._cache.popitem(last=False)
         return c
 
     def energy(self, z, theta) -> float:
@@ -173,6 +182,10 @@ class PottsTerm:
                 f"{self.n_classes}^{self.n}: use 'cftp', 'swendsen_wang' or 'gibbs'"
             )
         return sampler
+
+
+def _total_bytes(cache) -> int:
+    return sum(a.nbytes for c in cache.values() for a in c if isinstance(a, np.ndarray))
 
 
 def warn_not_exact(where: str, max_sweeps: int) -> None:

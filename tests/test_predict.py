@@ -364,7 +364,8 @@ def test_joint_prediction_beyond_working_memory_is_refused(kind, rng):
     X_new = rng.normal(size=(30, 2))
     post = pk.predict.Posterior(idata, model)
     need = pk.predict._joint_bytes(post, 30)
-    assert need >= 16 * 42**2  # at least two dense (n + m)**2 arrays
+    # d-nn: at least two dense (n + m)**2 arrays; kNN: the graph's (n + m) x k_max tables
+    assert need >= (pk.graphs.knn_graph_bytes(42, 6) if kind == "knn" else 16 * 42**2)
     with pytest.raises(ValueError, match=rf"12 \+ 30 .* about {need / 1e9:.3g} GB .*joint=False"):
         pk.predict_proba(idata, X_new, model=model, joint=True, working_memory=need / 2**21)
     out = pk.predict_proba(idata, X_new, model=model, joint=True, working_memory=need / 2**20)

@@ -18,16 +18,17 @@ from .structure import dnn_log_ratio, dnn_log_ratios, row_reference, shifted_row
 
 
 @njit(cache=True, parallel=True)
-def knn_strengths(order, enter, y, ks, class_weights, equal):
+def knn_strengths(order, enter_indptr, enter_index, enter_k, y, ks, class_weights, equal):
     """Strengths ``h[a, t, g]`` of new points in a kNN model, for each ``k = ks[t]``.
 
     Parameters
     ----------
     order : int64 array (m, K)
         Each new point's training neighbours, nearest first.
-    enter : int64 array (m, n)
-        The smallest ``k`` at which training point ``j`` counts new point ``a`` among its ``k``
-        nearest (``K + 1`` if none).
+    enter_indptr, enter_index, enter_k : int64 arrays (m + 1,), (nnz,), (nnz,)
+        CSR of the reverse neighbourhoods: for new point ``a``, the training points
+        ``enter_index[enter_indptr[a]:enter_indptr[a + 1]]`` and the smallest ``k <= K`` at
+        which each counts ``a`` among its ``k`` nearest (points that never do are absent).
     y : int64 array (n,)
     ks : int64 array (T,)
         Values of ``k`` in ``1..K``.
@@ -37,22 +38,28 @@ def knn_strengths(order, enter, y, ks, class_weights, equal):
         point once; else symmetrised (Cucala et al. 2009): a mutual neighbour counts twice.
     """
     m, K = order.shape
-    n = y.size
     G = class_weights.size
     T = ks.size
     out = np.empty((m, T, G))
     for a in prange(m):
-        rank = np.full(n, K + 1, dtype=np.int64)
-        for r in range(K):
-            rank[order[a, r]] = r + 1
         # joins[kk, g]: class-g neighbour entries that appear when k reaches kk
         joins = np.zeros((K + 2, G))
-        for j in range(n):
-            if equal:
-                joins[min(rank[j], enter[a, j]), y[j]] += 1.0
-            else:
-                joins[rank[j], y[j]] += 1.0
-                joins[enter[a, j], y[j]] += 1.0
+        for r in range(K):
+            joins[r + 1, y[order[a, r]]] += 1.0
+        by_index = np.argsort(order[a])
+        listed = order[a][by_index]
+        for p in range(enter_indptr[a], enter_indptr[a + 1]):
+            j = enter_index[p]
+            e = enter_k[p]
+            if equal:  # a point in both neighbourhoods enters once, at the smaller k
+                s = np.searchsorted(listed, j)
+                if s < K and listed[s] == j:
+                    rank = by_index[s] + 1
+                    if e < rank:
+                        joins[rank, y[j]] -= 1.0
+                        joins[e, y[j]] += 1.0
+                    continue
+            joins[e, y[j]] += 1.0
         for kk in range(2, K + 1):
             for g in range(G):
                 joins[kk, g] += joins[kk - 1, g]

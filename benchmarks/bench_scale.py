@@ -1,0 +1,183 @@
+"""Scale of the kNN graph and of prediction (issue 18, items 1, 2 and 4).
+
+Each measurement runs in its own process (peak resident memory, ``ru_maxrss``, after minus
+before the call; the process has made the data and a warm-up call on 2,000 points first):
+
+* ``build``: ``pk.KNNGraph(X, k_max=50)`` (default ``algorithm="exact"``) against scikit-learn's
+  ``NearestNeighbors(n_neighbors=50, n_jobs=-1).fit(X).kneighbors(X)``, on ``n`` standard normal
+  points in ``p`` dimensions (seed 0): n = 1e4 and 1e5 in 2-d and 10-d, and 1e6 in 2-d (its
+  tables, 1.2 GB, above the default 1 GiB budget: ``working_memory=2048``);
+* ``approximate``: ``algorithm="approximate"`` (pynndescent) at 1e5 in 10-d, and its recall of the
+  exact lists;
+* ``predict``: 1e5 new points given 1e5 training points (2-d, two classes ``x0 + noise > 0``;
+  the model's default ``k_max``, 100): ``pk.predictive_summary`` with 1,000 posterior draws over
+  11 distinct k (k in 10..20, beta about 1.4, made up: the fit is not what is measured), and
+  the neighbour query alone, ``graph.query(X_new, 15)`` (what ``k = 15`` needs: the 15 nearest
+  and the reverse neighbours) and ``graph.query(X_new)`` (every ``k <= 100``), against
+  ``KNeighborsClassifier(15).fit(X, y).predict_proba``.
+
+Run::
+
+    python benchmarks/bench_scale.py                  # everything (about 15 minutes on 2 cores)
+    python benchmarks/bench_scale.py --only build --n 1e4 1e5 --p 2
+    python benchmarks/bench_scale.py --out benchmarks/results/scale.jsonl
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+K = 50
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def data(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(n) > 0).astype(np.int64)
+    return X, y
+
+
+def timed(fn):
+    before = peak_mib()
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0, peak_mib() - before
+
+
+def child_build(n, p, what):
+    import pymc_knn as pk
+    from sklearn.neighbors import NearestNeighbors
+
+    X, _ = data(n, p)
+    memory = max(1024, 2 * 24 * n * K / 2**20)
+    if what == "sklearn":
+        NearestNeighbors(n_neighbors=K, n_jobs=-1).fit(X[:2000]).kneighbors(X[:2000])
+        _, seconds, extra = timed(
+            lambda: NearestNeighbors(n_neighbors=K, n_jobs=-1).fit(X).kneighbors(X))
+        return {"seconds": seconds, "extra_mib": extra}
+    algorithm = "approximate" if what == "approximate" else "exact"
+    pk.KNNGraph(X[:2000], k_max=K, algorithm=algorithm)
+    g, seconds, extra = timed(lambda: pk.KNNGraph(X, k_max=K, algorithm=algorithm,
+                                                  working_memory=memory))
+    engine = "nndescent" if what == "approximate" else g._search.engine
+    out = {"seconds": seconds, "extra_mib": extra, "engine": engine}
+    if what == "approximate":
+        exact = pk.KNNGraph(X, k_max=K, working_memory=memory)
+        hits = sum(np.intersect1d(a, b).size for a, b in zip(g.neighbours, exact.neighbours))
+        out["recall"] = hits / (n * K)
+    return out
+
+
+def child_predict(n, p, what, m):
+    import arviz as az
+    import pymc as pm
+
+    import pymc_knn as pk
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = data(n, p)
+    X_new, _ = data(m, p, seed=1)
+    if what == "sklearn":
+        KNeighborsClassifier(15).fit(X[:2000], y[:2000]).predict_proba(X_new[:2000])
+        _, seconds, extra = timed(lambda: KNeighborsClassifier(15).fit(X, y).predict_proba(X_new))
+        return {"seconds": seconds, "extra_mib": extra}
+    with pm.Model() as model:
+        pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
+                    k=pm.DiscreteUniform("k", 1, 100), observed=y)
+    rng = np.random.default_rng(2)
+    idata = az.from_dict(posterior={"beta": 1.4 + 0.1 * rng.standard_normal((4, 250)),
+                                    "k": rng.integers(10, 21, size=(4, 250))})
+    graph = model["y"].owner.op.term.graph
+    pk.predictive_summary(idata, X_new[:2000], model=model)
+    if what == "query15":
+        _, seconds, extra = timed(lambda: graph.query(X_new, 15))
+    elif what == "query":
+        _, seconds, extra = timed(lambda: graph.query(X_new))
+    else:
+        _, seconds, extra = timed(lambda: pk.predictive_summary(idata, X_new, model=model))
+    return {"seconds": seconds, "extra_mib": extra, "engine": graph._search.engine}
+
+
+def run(spec):
+    """One measurement in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], cwd=ROOT,
+                         capture_output=True, text=True, env=env)
+    if out.returncode:
+        return {**spec, "error": out.stderr.strip().splitlines()[-1]}
+    return {**spec, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def plan(args):
+    specs = []
+    if "build" in args.only:
+        for n in args.n:
+            for p in args.p:
+                if n > 10**5 and p > 2:
+                    continue  # 1e6 in 10-d: hours for both
+                for what in ("pymc_knn", "sklearn"):
+                    specs.append({"job": "build", "n": n, "p": p, "what": what})
+    if "approximate" in args.only:
+        specs.append({"job": "build", "n": 10**5, "p": 10, "what": "approximate"})
+    if "predict" in args.only:
+        for what in ("pymc_knn", "query15", "query", "sklearn"):
+            specs.append({"job": "predict", "n": 10**5, "p": 2, "what": what, "m": 10**5})
+    return specs
+
+
+def report(rows):
+    """A markdown table; ``x sklearn``: time over scikit-learn's in the same job, n and p."""
+    base = {(r["job"], r["n"], r["p"]): r.get("seconds") for r in rows if r["what"] == "sklearn"}
+    print("| job | n | p | what | seconds | x sklearn | peak extra MiB | note |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        note = r.get("error") or ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                                           for k, v in r.items() if k in ("engine", "recall"))
+        ref = base.get((r["job"], r["n"], r["p"]))
+        ratio = f"{r['seconds'] / ref:.2f}" if ref and "seconds" in r else ""
+        print(f"| {r['job']} | {r['n']:.0e} | {r['p']} | {r['what']} | "
+              f"{r.get('seconds', float('nan')):.2f} | {ratio} | "
+              f"{r.get('extra_mib', float('nan')):.0f} | {note} |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--only", nargs="+", default=["build", "approximate", "predict"],
+                        choices=["build", "approximate", "predict"])
+    parser.add_argument("--n", nargs="+", type=lambda s: int(float(s)),
+                        default=[10**4, 10**5, 10**6])
+    parser.add_argument("--p", nargs="+", type=int, default=[2, 10])
+    parser.add_argument("--out", help="append the results to this JSON-lines file")
+    args = parser.parse_args()
+    if args.child:
+        spec = json.loads(args.child)
+        if spec["job"] == "build":
+            print(json.dumps(child_build(spec["n"], spec["p"], spec["what"])))
+        else:
+            print(json.dumps(child_predict(spec["n"], spec["p"], spec["what"], spec["m"])))
+        return
+    rows = []
+    for spec in plan(args):
+        rows.append(run(spec))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(rows[-1]) + "\n")
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()
