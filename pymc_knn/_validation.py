@@ -143,3 +143,19 @@ def check_labels_and_weights(y, n: int, class_weights=None) -> tuple[np.ndarray,
     labels = check_labels(y, n)
     G = max(int(labels.max()) + 1, 2) if class_weights is None else len(class_weights)
     return check_labels(labels, n, G), check_class_weights(class_weights, G)
+
+
+def working_memory_bytes(working_memory) -> int:
+    """``working_memory`` (MiB) in bytes; ``None``: scikit-learn's ``working_memory`` setting."""
+    if working_memory is None:
+        import sklearn
+
+        working_memory = sklearn.get_config()["working_memory"]
+    ok = (isinstance(working_memory, (int, float, np.integer, np.floating))
+          and not isinstance(working_memory, bool) and np.isfinite(working_memory)
+          and working_memory > 0)
+    if not ok:
+        raise ValueError(
+            f"working_memory must be a positive number of MiB (default scikit-learn's "
+            f"working_memory setting, 1024), got {working_memory!r}")
+    return int(working_memory * 2**20)

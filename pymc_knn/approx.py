@@ -38,7 +38,8 @@ from numba import njit
 from scipy.special import log_ndtr
 from scipy.stats import truncnorm
 
-from ._validation import check_covariates, check_labels_and_weights, check_positive
+from ._validation import (check_covariates, check_labels_and_weights, check_positive,
+                          working_memory_bytes)
 from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k
 from .kernels import local_fields
 from .kernels.energy import log_pl_derivatives
@@ -289,10 +290,10 @@ class Korea:
             ``proba``, ``lower``, ``upper`` (point, class), ``bayes_class`` and ``uncertain``
             (point).
         """
-        from .predict import _budget, _check_ci, _summary_dataset, summarize_mixture
+        from .predict import _check_ci, _summary_dataset, summarize_mixture
 
         ci_prob = _check_ci(ci_prob)
-        budget = _budget(working_memory)
+        budget = working_memory_bytes(working_memory)
         t_index, betas, weights = self._nodes_for(estimate)
         X_new = self._checked_new(X_new)
         g = self.graph

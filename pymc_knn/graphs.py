@@ -34,11 +34,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import sklearn
 
 from ._search import ALGORITHMS, REVERSE_CAP, NeighbourSearch
 from ._validation import (check_covariates, check_flag, check_labels, check_labels_and_weights,
-                          check_positive)
+                          check_positive, working_memory_bytes)
 from .kernels import energy as _energy
 from .kernels import knn_energy_all_k
 from .kernels import structure as _s
@@ -81,23 +80,9 @@ def knn_graph_bytes(n: int, k_max: int) -> int:
     return 24 * int(n) * int(k_max)
 
 
-def _graph_budget(working_memory) -> int:
-    """The working-memory budget in bytes (MiB given; default scikit-learn's setting)."""
-    if working_memory is None:
-        working_memory = sklearn.get_config()["working_memory"]
-    ok = (isinstance(working_memory, (int, float, np.integer, np.floating))
-          and not isinstance(working_memory, bool) and np.isfinite(working_memory)
-          and working_memory > 0)
-    if not ok:
-        raise ValueError(
-            f"working_memory must be a positive number of MiB (default scikit-learn's "
-            f"working_memory setting, 1024), got {working_memory!r}")
-    return int(working_memory * 2**20)
-
-
 def check_graph_memory(n: int, k_max: int, working_memory=None) -> None:
     """Refuse, before anything is allocated, a kNN graph whose tables exceed the budget."""
-    need, budget = knn_graph_bytes(n, k_max), _graph_budget(working_memory)
+    need, budget = knn_graph_bytes(n, k_max), working_memory_bytes(working_memory)
     if need > budget:
         raise ValueError(
             f"a kNN graph of n = {n} points with k_max = {k_max} needs {need:,} bytes "

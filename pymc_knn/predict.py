@@ -36,12 +36,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pymc as pm
-import sklearn
 import xarray as xr
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.traversal import ancestors
 
-from ._validation import as_float, check_covariates
+from ._validation import as_float, check_covariates, working_memory_bytes
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph, knn_graph_bytes
 from .kernels import predictive as _k
 from .distributions import potts_node
@@ -263,20 +262,6 @@ def _checked_new(post: Posterior, X_new) -> np.ndarray:
     return X_new
 
 
-def _budget(working_memory) -> int:
-    """``working_memory`` (MiB) in bytes; ``None``: scikit-learn's ``working_memory`` setting."""
-    if working_memory is None:
-        working_memory = sklearn.get_config()["working_memory"]
-    ok = (isinstance(working_memory, (int, float, np.integer, np.floating))
-          and not isinstance(working_memory, bool) and np.isfinite(working_memory)
-          and working_memory > 0)
-    if not ok:
-        raise ValueError(
-            f"working_memory must be a positive number of MiB (default scikit-learn's "
-            f"working_memory setting, 1024), got {working_memory!r}")
-    return int(working_memory * 2**20)
-
-
 def _chunks(m: int, per_point: int, budget: int, fixed: int = 0):
     """Slices of the ``m`` points at ``per_point`` bytes a point: a chunk takes at most
     ``budget - fixed`` bytes (``fixed`` being held across chunks) and at most dask's
@@ -359,7 +344,7 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     xarray.DataArray
         Dims ``(chain, draw, point, class)``, named ``f"{var_name}_proba"``.
     """
-    budget = _budget(working_memory)
+    budget = working_memory_bytes(working_memory)
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     coords = {**post.coords, "point": np.arange(X_new.shape[0]),
@@ -553,7 +538,7 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     each point sorts its distinct draws' probabilities.
     """
     ci_prob = _check_ci(ci_prob)
-    budget = _budget(working_memory)
+    budget = working_memory_bytes(working_memory)
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     thetas, t_index, beta, counts = _distinct_draws(post)
@@ -678,7 +663,7 @@ def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, jo
         labels = xr.DataArray(proba.attrs.pop("labels"), dims=(*SAMPLE_DIMS, "point"),
                               coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})
     else:
-        labels = _draw_labels(proba, np.random.default_rng(random_seed), _budget(working_memory))
+        labels = _draw_labels(proba, np.random.default_rng(random_seed), working_memory_bytes(working_memory))
     predictions = xr.Dataset({name: labels, proba.name: proba})
     constant = xr.Dataset({f"{name}_X": (("point", "feature"), X_new)},
                           coords={"point": proba["point"].values})
