@@ -106,6 +106,7 @@ def fit(data, model, seed, method, chains, cores):
         "accept": round(float(ss["accept"].mean()), 3),
         "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
         "bridge_sweeps": round(float(ss["bridge_sweeps"].mean()), 1),
+        "aux_sweeps": [float(v) for v in ss["aux_sweeps"].isel(draw=-1).values],
         "mean": {v: round(float(idata.posterior[v].mean()), 4) for v in names},
         "warnings": sorted({str(w.message)[:120] for w in caught
                             if issubclass(w.category, UserWarning)}),

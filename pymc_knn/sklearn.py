@@ -89,8 +89,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         ``Pipeline`` that scales already, or for raw distances as in the papers).
     sampler : {"swendsen_wang", "gibbs", "cftp", "enumerate"}
         Auxiliary sampler of ``"exchange"`` and ``"moller"`` (ignored by ``"pseudo"``).
-    sweeps : int
-        Sweeps of an approximate auxiliary draw.
+    sweeps : int, optional
+        Sweeps of an approximate auxiliary draw; by default tuned (see
+        :class:`~pymc_knn.Exchange`).
     ci_prob : float
         Probability of the credible intervals of :meth:`predict_summary`.
 
@@ -132,7 +133,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, model="symmetrised", method="exchange", draws=1000, tune=1000, chains=2,
                  cores=1, random_seed=None, beta_upper=4.0, k_max=None, sigma_upper=None,
-                 standardize=True, sampler="swendsen_wang", sweeps=10, ci_prob=0.95,
+                 standardize=True, sampler="swendsen_wang", sweeps=None, ci_prob=0.95,
                  progressbar=False, mp_ctx=None):
         self.model = model
         self.method = method
@@ -236,9 +237,10 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         check_positive(self.beta_upper, "beta_upper")
         if self.sigma_upper is not None:
             check_positive(self.sigma_upper, "sigma_upper")
-        for name, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("cores", 1),
-                              ("sweeps", 1)):
+        for name, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("cores", 1)):
             check_count(getattr(self, name), name, minimum)
+        if self.sweeps is not None:
+            check_count(self.sweeps, "sweeps", 1)
         if self.k_max is not None:
             check_count(self.k_max, "k_max")
         check_flag(self.standardize, "standardize")

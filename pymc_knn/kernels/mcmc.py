@@ -169,29 +169,72 @@ def _energy(f, c, z):
 
 
 @njit(cache=True)
-def auxiliary_draw(f, aux, c, beta, z, rng):
-    """``z <- z ~ f(. | beta, theta)`` at couplings ``c``; returns ``(sweeps, exact)``."""
-    a = f.class_weights
+def _start_labels(f, aux, z, rng):
     if aux.start_observed:
         z[:] = f.y
     else:
         for i in range(z.size):
-            z[i] = rng.integers(0, a.size)
+            z[i] = rng.integers(0, f.class_weights.size)
+
+
+@njit(cache=True)
+def _sweeps(f, aux, c, beta, z, n_sweeps, rng):
+    """``n_sweeps`` sweeps of the (Markov chain) auxiliary sampler on ``z``."""
+    a = f.class_weights
     if aux.sampler == SWENDSEN_WANG:
         if f.kind == DNN:
-            swendsen_wang_rows(f.order, c[7], z, beta, a, aux.sweeps, rng)
+            swendsen_wang_rows(f.order, c[7], z, beta, a, n_sweeps, rng)
         else:
-            swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, a, aux.sweeps, rng)
-        return aux.sweeps, False
-    if aux.sampler == GIBBS:
-        gibbs_sweeps(c[4], c[5], c[6], z, beta, a, aux.sweeps, rng)
+            swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, a, n_sweeps, rng)
+    else:
+        gibbs_sweeps(c[4], c[5], c[6], z, beta, a, n_sweeps, rng)
+
+
+@njit(cache=True)
+def auxiliary_draw(f, aux, c, beta, z, rng):
+    """``z <- z ~ f(. | beta, theta)`` at couplings ``c``; returns ``(sweeps, exact)``."""
+    _start_labels(f, aux, z, rng)
+    if aux.sampler == SWENDSEN_WANG or aux.sampler == GIBBS:
+        _sweeps(f, aux, c, beta, z, aux.sweeps, rng)
         return aux.sweeps, False
     if aux.sampler == CFTP:
         seed = rng.integers(0, 9223372036854775807)
-        ok, used = cftp_potts2(c[4], c[5], c[6], z, beta, a, aux.max_sweeps, seed)
+        ok, used = cftp_potts2(c[4], c[5], c[6], z, beta, f.class_weights, aux.max_sweeps,
+                               seed)
         return used, ok
-    enumerated_draw(c[0], c[1], c[2], a, beta, z, rng.random())
+    enumerated_draw(c[0], c[1], c[2], f.class_weights, beta, z, rng.random())
     return 0, True
+
+
+@njit(cache=True)
+def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
+    """How far ``replicates`` auxiliary chains (from the sampler's start labels, at ``beta,
+    theta``) are from equilibrium after ``sweeps // 2`` sweeps.
+
+    Returns ``(early, late, late_sq)``, one entry per chain: the mean energy over sweeps
+    ``[sweeps // 2, sweeps)`` and over ``[sweeps, 2 sweeps)``, and the mean squared energy over
+    the latter. When the chains have relaxed by ``sweeps // 2`` both windows have the same mean.
+    """
+    c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
+    z = np.empty(f.y.size, dtype=np.int64)
+    early = np.zeros(replicates)
+    late = np.zeros(replicates)
+    late_sq = np.zeros(replicates)
+    half = max(sweeps // 2, 1)
+    for r in range(replicates):
+        check_signals()
+        _start_labels(f, aux, z, rng)
+        _sweeps(f, aux, c, beta, z, half, rng)
+        for s in range(half, 2 * sweeps):
+            e = _energy(f, c, z)  # after s sweeps
+            if s + 1 < 2 * sweeps:
+                _sweeps(f, aux, c, beta, z, 1, rng)
+            if s < sweeps:
+                early[r] += e / (sweeps - half)
+            else:
+                late[r] += e / sweeps
+                late_sq[r] += e * e / sweeps
+    return early, late, late_sq
 
 
 @njit(cache=True)

@@ -58,6 +58,17 @@ NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 MAX_BRIDGE = 128
 """Default bound on the intermediate fields of a bridged ``k`` move."""
+AUX_SWEEPS = 10
+"""Sweeps of an approximate auxiliary draw before (and at least after) tuning them."""
+MAX_AUX_SWEEPS = 1024
+"""Most sweeps the tuning gives an approximate auxiliary draw."""
+RELAX_CHAINS = 64
+"""Auxiliary chains run by each relaxation check."""
+RELAX_TOL = 0.1
+"""Largest energy bias an auxiliary draw may keep, in stationary sds of the energy. At fixed
+``theta`` the posterior of ``beta`` has sd ``1 / sd(E)`` and the exchange ratio is linear in the
+auxiliary energy, so a bias ``b`` of the draws' energy moves beta's posterior by about
+``b / sd(E)`` of its sds."""
 """Bound on the log of the continuous step (value scale), for a posterior flat to the horizon."""
 
 
@@ -79,6 +90,16 @@ def integrated_time(x) -> float:
     negative = np.flatnonzero(pairs <= 0)
     pairs = pairs[: negative[0] if negative.size else pairs.size]
     return float(max(-1.0 + 2.0 * np.minimum.accumulate(pairs).sum(), 1.0))
+
+
+def relaxed(early, late, late_sq) -> bool:
+    """Whether auxiliary chains have relaxed (see :func:`pymc_knn.kernels.mcmc.relaxation`):
+    the mean energy of the early window within ``RELAX_TOL`` stationary sds of the late one's,
+    or within two of its standard errors (what the check can resolve)."""
+    d = early - late
+    sd = math.sqrt(max(float(late_sq.mean() - late.mean() ** 2), 0.0))
+    se = float(d.std(ddof=1)) / math.sqrt(d.size)
+    return abs(float(d.mean())) <= max(RELAX_TOL * sd, 2.0 * se)
 
 
 def iterations_for(tau: float, target: float = TARGET_TAU) -> int:
@@ -132,6 +153,7 @@ class Adaptation:
     tau: float = math.nan
     window_length: int = FIRST_WINDOW
     window_mean: np.ndarray | None = None
+    window_beta_max: float = 0.0
     _window: list = field(default_factory=list)
     _filled: int = 0
     _updates: int = 0
@@ -250,6 +272,7 @@ class Adaptation:
         rows = np.concatenate([b for b, _ in self._window])
         accepted = sum(a for _, a in self._window)
         self.window_mean = rows[:, :2].mean(axis=0)
+        self.window_beta_max = float(rows[:, 0].max())
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
         self.tau = self._window_tau(block)

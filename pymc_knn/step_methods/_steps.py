@@ -21,7 +21,8 @@ from ..distributions import (missing_labels, potts_node, potts_parameter_rvs, po
 from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
-from ._adaptation import MAX_BRIDGE, TARGET_ACCEPT, Adaptation
+from ._adaptation import (AUX_SWEEPS, MAX_AUX_SWEEPS, MAX_BRIDGE, RELAX_CHAINS, TARGET_ACCEPT,
+                          Adaptation, relaxed)
 from ._labels import impute_nearest
 from ._tractable import TractableLogp
 
@@ -83,6 +84,8 @@ class ChainState:
     adaptation: Adaptation
     z: np.ndarray
     plug_in: np.ndarray  # Møller: (beta_hat, theta_hat, whether z is set)
+    aux: Any = None  # mcmc.Auxiliary, its sweeps tuned per chain
+    relaxed: bool = True  # the latest relaxation check passed within MAX_AUX_SWEEPS
     started: bool = False
     warned: bool = False
 
@@ -118,7 +121,7 @@ class PottsStep(BlockedStep):
     _bridge0, _adapt_bridge, _max_bridge = 0, False, MAX_BRIDGE
 
     def __init__(self, vars=None, *, model=None, blocked=True, initial_point=None,
-                 compile_kwargs=None, sampler="swendsen_wang", sweeps=10, start="observed",
+                 compile_kwargs=None, sampler="swendsen_wang", sweeps=None, start="observed",
                  max_sweeps=CFTP_MAX_SWEEPS, proposal_sd=0.5, k_radius=None,
                  iterations_per_draw=None, max_iterations_per_draw=MAX_ITERATIONS_PER_DRAW,
                  target_accept=TARGET_ACCEPT, tune=True, rng=None):
@@ -176,10 +179,13 @@ class PottsStep(BlockedStep):
         if start not in ("observed", "random"):
             raise ValueError(f"start must be 'observed' or 'random', got {start!r}")
         self.start = start
-        self.sweeps = _check_count(sweeps, "sweeps")
+        self.sweeps = None if sweeps is None else _check_count(sweeps, "sweeps")
         self.max_sweeps = _check_count(max_sweeps, "max_sweeps")
-        return mcmc.Auxiliary(self.method, _SAMPLERS[sampler], self.sweeps, start == "observed",
-                              self.max_sweeps)
+        # only the Markov chain samplers' draws are approximate, and they relax with sweeps
+        self._tune_sweeps = (sweeps is None and self.method != mcmc.PSEUDO
+                             and sampler in ("swendsen_wang", "gibbs"))
+        return mcmc.Auxiliary(self.method, _SAMPLERS[sampler], self.sweeps or AUX_SWEEPS,
+                              start == "observed", self.max_sweeps)
 
     def _check_k_radius(self, k_radius):
         if k_radius is None:
@@ -221,8 +227,8 @@ class PottsStep(BlockedStep):
             adapt_iterations=self.iterations_per_draw is None,
             max_iterations=self.max_iterations_per_draw, target_accept=self.target_accept,
             bridge=self._bridge0, adapt_bridge=self._adapt_bridge and self.adapt,
-            max_bridge=self._max_bridge, aux_sweeps=self.sweeps)
-        return ChainState(adaptation, self.y.copy(), np.zeros(3))
+            max_bridge=self._max_bridge, aux_sweeps=self.aux.sweeps)
+        return ChainState(adaptation, self.y.copy(), np.zeros(3), aux=self.aux)
 
     def _eval_at(self, point):
         return self.tractable.evaluate(self.layout.to_x(point))
@@ -407,10 +413,32 @@ class PottsStep(BlockedStep):
                     f"time {a.tau:.0f} iterations); the iterations per draw stopped at "
                     f"max_iterations_per_draw={a.max_iterations}, so the draws are correlated. "
                     "Raise it, or draw more", UserWarning, stacklevel=2)
+            if not chain.relaxed:
+                warnings.warn(
+                    f"{type(self).__name__}: the auxiliary chains had not relaxed after "
+                    f"{MAX_AUX_SWEEPS} sweeps at the end of tuning: the auxiliary draws, hence "
+                    "the posterior, are approximate. Pass a larger sweeps=, or sampler='cftp' "
+                    "(two classes: exact)", UserWarning, stacklevel=2)
         self.tune = False
 
     def _window_closed(self, chain):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
+
+    def _relax(self, chain, beta, theta):
+        """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the
+        fewest (doubling from the current: they never fall, a check being noisy) after which
+        ``RELAX_CHAINS`` auxiliary chains have relaxed (:func:`relaxed`), at most
+        ``MAX_AUX_SWEEPS``."""
+        s = chain.aux.sweeps
+        while True:
+            ok = relaxed(*mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS,
+                                          self.rng))
+            if ok or s >= MAX_AUX_SWEEPS:
+                break
+            s = min(2 * s, MAX_AUX_SWEEPS)
+        chain.aux = chain.aux._replace(sweeps=s)
+        chain.relaxed = ok
+        chain.adaptation.aux_sweeps = s
 
     # -- one draw -------------------------------------------------------------------------
 
@@ -448,7 +476,7 @@ class PottsStep(BlockedStep):
         noise = np.empty(rows)
         proposal = a.proposal(self._free, self._graph, self._lower, self._upper)
         status, n_acc, acc_sum, sweeps, n_draws, n_inexact, aux_energy, bridged = (
-            mcmc.run_iterations(self.tractable.kernel_fn, x, state, self.field, self.aux,
+            mcmc.run_iterations(self.tractable.kernel_fn, x, state, self.field, chain.aux,
                                 proposal, chain.z, chain.plug_in, m, trace, accept, cap, move,
                                 noise, self.rng))
         if status == mcmc.PAST_BETA_MAX:
@@ -467,6 +495,9 @@ class PottsStep(BlockedStep):
             **self._aux_stats(n_draws, sweeps, n_inexact, aux_energy),
         }
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
+            if self._tune_sweeps:
+                # relaxation is slowest where the field orders: check at the window's top beta
+                self._relax(chain, max(state[1], a.window_beta_max), state[2])
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
 
@@ -518,8 +549,11 @@ _PARAMETERS = """
     sampler : {"swendsen_wang", "gibbs", "cftp", "enumerate"}, default="swendsen_wang"
         Auxiliary sampler. "cftp" (two classes) and "enumerate" (a dozen points) are exact; the
         others run ``sweeps`` sweeps from ``start`` and are approximate.
-    sweeps : int, default=10
-        Sweeps of an approximate auxiliary draw.
+    sweeps : int, optional
+        Sweeps of an approximate auxiliary draw ("swendsen_wang", "gibbs"). By default they are
+        tuned (from 10, at most 1024): whenever an adaptation window closes, 32 auxiliary
+        chains at the chain's current parameters show after how many sweeps their mean energy
+        has settled within 0.1 of its sd; the draws then take that many. An int fixes them.
     start : {"observed", "random"}, default="observed"
         Where an approximate auxiliary chain starts: the observed labels or uniform labels.
     max_sweeps : int, default=16384
