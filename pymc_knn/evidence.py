@@ -432,19 +432,16 @@ def compare_evidence(models: Mapping, *, prior_probs: Mapping | None = None) -> 
                                                               "quad_error"])
     if not np.all(np.isfinite(df["log_evidence"])):
         raise ValueError("every log_evidence must be finite")
+    df = df.sort_values("log_evidence", ascending=False)
     if prior_probs is None:
         log_prior = np.zeros(len(df))
     else:
         if set(prior_probs) != set(df.index):
             raise ValueError(f"prior_probs must give a probability for each of {list(df.index)}")
-        pp = np.array([float(prior_probs[n]) for n in df.index])
+        pp = np.array([float(prior_probs[n]) for n in df.index])  # in the sorted order
         if np.any(~np.isfinite(pp)) or np.any(pp <= 0):
             raise ValueError("prior_probs must be finite and > 0")
         log_prior = np.log(pp / pp.sum())
-    df = df.sort_values("log_evidence", ascending=False)
-    if prior_probs is not None:
-        log_prior = np.log(np.array([float(prior_probs[n]) for n in df.index])
-                           / sum(float(v) for v in prior_probs.values()))
     best = df.iloc[0]
     df["log_bf"] = df["log_evidence"] - best["log_evidence"]
     df["log_bf_se"] = np.sqrt(df["mcse"] ** 2 + best["mcse"] ** 2)
