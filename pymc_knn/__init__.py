@@ -10,7 +10,10 @@ from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
 from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
+from .evidence import (Evidence, compare_evidence, grid_posterior, log_evidence,
+                       path_sampling_posterior)
 from .graphs import Coupling, DistanceGraph, KNNGraph, default_k_max, max_k
+from .normalising import log_normaliser
 from .phase import beta_max, mean_energy_curve
 from .predict import (add_predictions, imputed_proba, predict_proba, predictive_summary,
                       summarize_proba, uncertainty_zones)
@@ -28,6 +31,7 @@ __all__ = [
     "Coupling",
     "DistanceGraph",
     "DistanceNN",
+    "Evidence",
     "Exchange",
     "PottsGibbs",
     "PottsKNN",
@@ -38,18 +42,23 @@ __all__ = [
     "add_predictions",
     "beta_max",
     "check_convergence",
+    "compare_evidence",
     "datasets",
     "default_k_max",
+    "grid_posterior",
     "imputed_proba",
     "kernels",
     "knn_error_rates",
     "knn_predict",
     "knn_vote",
     "korea",
+    "log_evidence",
+    "log_normaliser",
     "loo_choose_k",
     "loo_error_curve",
     "max_k",
     "mean_energy_curve",
+    "path_sampling_posterior",
     "predict_proba",
     "predictive_summary",
     "samplers",

@@ -500,6 +500,84 @@ ESTIMATOR = [
          r"Found array with 0 sample\(s\)"),
 ]
 
+PATH_SAMPLING = [
+    Case("log-z-graph-without-n-classes", lambda: pk.log_normaliser(pk.KNNGraph(X), [0, 1]),
+         ValueError, r"give n_classes"),
+    Case("log-z-not-a-graph", lambda: pk.log_normaliser(X, [0, 1], n_classes=2), TypeError,
+         r"graph_or_term must be a KNNGraph, DistanceGraph or PottsTerm"),
+    Case("log-z-asymmetric", lambda: pk.log_normaliser(
+        pk.KNNGraph(X, neighbours="asymmetric"), [0, 1], n_classes=2), ValueError,
+         r"asymmetric .* no normalising constant"),
+    Case("log-z-betas-negative", lambda: pk.log_normaliser(pk.KNNGraph(X), [-1, 1], n_classes=2),
+         ValueError, r"betas must be finite and >= 0"),
+    Case("log-z-betas-unsorted", lambda: pk.log_normaliser(pk.KNNGraph(X), [0, 2, 1],
+                                                            n_classes=2),
+         ValueError, r"betas must be strictly increasing"),
+    Case("log-z-betas-only-zero", lambda: pk.log_normaliser(pk.KNNGraph(X), [0], n_classes=2),
+         ValueError, r"betas must reach past 0"),
+    Case("log-z-betas-2d", lambda: pk.log_normaliser(pk.KNNGraph(X), [[0, 1]], n_classes=2),
+         ValueError, r"betas must be a non-empty 1-D grid"),
+    Case("log-z-k-past-k-max", lambda: pk.log_normaliser(pk.KNNGraph(X, k_max=3), [0, 1], [4],
+                                                          n_classes=2),
+         ValueError, r"k must be an integer in 1..3"),
+    Case("log-z-thetas-repeated", lambda: pk.log_normaliser(pk.KNNGraph(X), [0, 1], [2, 2],
+                                                             n_classes=2),
+         ValueError, r"thetas must be strictly increasing"),
+    Case("log-z-dnn-without-sigmas", lambda: pk.log_normaliser(pk.DistanceGraph(X), [0, 1],
+                                                                n_classes=2),
+         ValueError, r"give thetas, a grid of sigma"),
+    Case("log-z-sigma-negative", lambda: pk.log_normaliser(pk.DistanceGraph(X), [0, 1], [-1.0],
+                                                            n_classes=2),
+         ValueError, r"sigma must be"),
+    Case("log-z-sweeps-few", lambda: pk.log_normaliser(pk.KNNGraph(X), [0, 1], n_classes=2,
+                                                        sweeps=10),
+         ValueError, r"sweeps must be an integer >= 40"),
+    Case("log-z-burn-negative", lambda: pk.log_normaliser(pk.KNNGraph(X), [0, 1], n_classes=2,
+                                                           burn=-1),
+         ValueError, r"burn must be an integer >= 0"),
+    Case("log-z-term-other-classes", lambda: pk.log_normaliser(
+        pk.terms.PottsTerm(pk.KNNGraph(X), 2), [0, 1], n_classes=3), ValueError,
+         r"n_classes=3 differs from the term's 2 classes"),
+    Case("posterior-not-a-surface", lambda: pk.path_sampling_posterior(
+        pk.KNNGraph(X), Y, np.zeros((3, 2))), ValueError, r"log_z must be the DataArray"),
+    Case("posterior-other-graph", lambda: pk.path_sampling_posterior(
+        pk.KNNGraph(X[:6]), Y[:6], small_surface()), ValueError,
+         r"log_z was computed on 8 points, the graph has 6"),
+    Case("posterior-knn-surface-on-dnn", lambda: pk.grid_posterior(
+        pk.DistanceGraph(X), Y, small_surface()), ValueError, r"log_z has dims \('k', 'beta'\)"),
+    Case("posterior-labels-past-classes", lambda: pk.grid_posterior(
+        pk.KNNGraph(X), Y3, small_surface()), ValueError, r"labels must be in 0..1"),
+    Case("posterior-refine-zero", lambda: pk.grid_posterior(
+        pk.KNNGraph(X), Y, small_surface(), refine=0), ValueError,
+         r"refine must be an integer >= 1"),
+    Case("posterior-prior-not-callable", lambda: pk.grid_posterior(
+        pk.KNNGraph(X), Y, small_surface(), beta_prior=2.0), ValueError,
+         r"beta_prior must be a callable"),
+    Case("posterior-prior-zero", lambda: pk.grid_posterior(
+        pk.KNNGraph(X), Y, small_surface(), theta_prior=lambda k: np.full(k.shape, -np.inf)),
+         ValueError, r"theta_prior is -inf .* on the whole grid"),
+    Case("posterior-draws-zero", lambda: pk.path_sampling_posterior(
+        pk.KNNGraph(X), Y, small_surface(), draws=0), ValueError,
+         r"draws must be an integer >= 1"),
+    Case("evidence-replicates-one", lambda: pk.log_evidence(
+        pk.KNNGraph(X), Y, small_surface(), replicates=1), ValueError,
+         r"replicates must be an integer >= 2"),
+    Case("compare-empty", lambda: pk.compare_evidence({}), ValueError,
+         r"models must be a non-empty mapping"),
+    Case("compare-not-evidence", lambda: pk.compare_evidence({"a": 1.0}), ValueError,
+         r"models\['a'\] must be an Evidence"),
+    Case("compare-prior-probs-names", lambda: pk.compare_evidence(
+        {"a": (0.0, 0.1), "b": (-1.0, 0.1)}, prior_probs={"a": 1.0}), ValueError,
+         r"prior_probs must give a probability for each of \['a', 'b'\]"),
+]
+
+
+@functools.cache
+def small_surface():
+    return pk.log_normaliser(pk.KNNGraph(X, k_max=3), [0, 0.5, 1], n_classes=2, sweeps=40,
+                             burn=0, random_seed=0, progressbar=False)
+
+
 CLI = [
     Case("tune-negative", fit_cli(GOOD_CSV, "--tune", "-1"), CLIError,
          r"argument --tune: -1 is below 0"),
@@ -556,7 +634,7 @@ CLI = [
 ]
 
 SURFACES = {"model": MODEL, "steps": STEPS, "prediction": PREDICTION, "estimator": ESTIMATOR,
-            "cli": CLI}
+            "path_sampling": PATH_SAMPLING, "cli": CLI}
 CASES = [pytest.param(surface, case, id=f"{surface}/{case.id}")
          for surface, cases in SURFACES.items() for case in cases]
 

@@ -1,0 +1,56 @@
+"""Path sampling on Ripley's data (issue 14): the log Z surface, the posterior and the evidence.
+
+Times, after a warm-up call that compiles the numba kernel:
+
+* ``pk.log_normaliser`` on Ripley's 250 training points (standardised covariates, symmetrised
+  kNN), every k in 1..125 and beta on a 0.05 grid up to 4 (Cucala et al. 2009 used beta_max = 4),
+  with its largest Monte Carlo standard error and quadrature bound;
+* ``pk.path_sampling_posterior`` (uniform priors on the grid box) and its test error on the
+  1,000 test points (Cucala et al. 2009 report 0.085 for path sampling), with the posterior of k;
+* ``pk.log_evidence`` of the surface.
+
+Run::
+
+    python benchmarks/bench_path_sampling.py [sweeps] [burn]
+"""
+
+import sys
+import time
+
+import numpy as np
+
+import pymc_knn as pk
+
+
+def main(sweeps=150, burn=20):
+    X, y, _, _ = pk.datasets.load_ripley("train")
+    X_test, y_test, _, _ = pk.datasets.load_ripley("test")
+    graph = pk.KNNGraph(X, k_max=125)
+    betas = np.round(np.arange(0, 81) * 0.05, 10)
+    pk.log_normaliser(graph, betas, [1, 2], n_classes=2, sweeps=40, burn=0, progressbar=False)
+    t0 = time.perf_counter()
+    log_z = pk.log_normaliser(graph, betas, n_classes=2, sweeps=sweeps, burn=burn,
+                              random_seed=2009, progressbar=False)
+    t_surface = time.perf_counter() - t0
+    print(f"surface k 1..125 x beta 0..4 step 0.05 ({log_z.size} points), sweeps={sweeps}, "
+          f"burn={burn}: {t_surface:.1f} s; max mcse {float(log_z.mcse.max()):.3f}, "
+          f"max quad_error {float(log_z.quad_error.max()):.3f}", flush=True)
+    t0 = time.perf_counter()
+    idata = pk.path_sampling_posterior(graph, y, log_z, draws=1000, chains=4, random_seed=1)
+    t_post = time.perf_counter() - t0
+    summary = pk.predictive_summary(idata, X_test)
+    error = float(np.mean(summary.bayes_class.values != y_test))
+    k = idata.posterior.k.values.ravel()
+    beta = idata.posterior.beta.values.ravel()
+    q = np.quantile(k, [0.025, 0.5, 0.975])
+    print(f"posterior draws: {t_post:.2f} s; k mean {k.mean():.1f}, median {q[1]:.0f}, "
+          f"95% [{q[0]:.0f}, {q[2]:.0f}]; beta mean {beta.mean():.3f} sd {beta.std():.3f}; "
+          f"test error {error:.3f} (paper 0.085)", flush=True)
+    t0 = time.perf_counter()
+    ev = pk.log_evidence(graph, y, log_z, random_seed=1)
+    print(f"log evidence {ev.log_evidence:.2f} +- {ev.mcse:.2f} (quad bound "
+          f"{ev.quad_error:.3f}): {time.perf_counter() - t0:.2f} s")
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:3]))
