@@ -589,7 +589,8 @@ class DistanceGraph(NeighbourGraph):
         c = self.coupling(sigma)
         W = np.zeros((self.n_points, self.n_points))
         np.add.at(W, (c.src, c.dst), c.weight)
-        W += c.floor[:, None] * (1 - np.eye(self.n_points))
+        if c.floor is not None:
+            W += c.floor[:, None] * (1 - np.eye(self.n_points))
         return W
 
     def query_bytes(self) -> int:

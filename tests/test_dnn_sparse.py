@@ -24,8 +24,8 @@ KERNEL_SIGMAS = [("gaussian", [0.3, 1.0]), ("exponential", [2.0, 8.0]), ("ball",
 
 @pytest.fixture
 def ripley():
-    X, y = pk.datasets.load_ripley("train")
-    return np.asarray(X), np.asarray(y)
+    d = pk.datasets.load_ripley("train")
+    return np.asarray(d.X), np.asarray(d.y)
 
 
 def narrow(monkeypatch, width):
@@ -48,7 +48,7 @@ def test_full_table_equals_dense_on_ripley(kernel, sigmas, ripley):
     kept = pk.DistanceGraph(X, kernel=kernel, drop_tol=1e-9, sigma_max=1e-3 if kernel ==
                             "exponential" else 1e3)
     assert kept.width == len(X) - 1
-    X_new = pk.datasets.load_ripley("test")[0][:40]
+    X_new = pk.datasets.load_ripley("test").X[:40]
     for s in sigmas:
         np.testing.assert_allclose(kept.coupling(s).to_dense(), dense.coupling(s).to_dense(),
                                    rtol=0, atol=1e-12)
@@ -91,7 +91,7 @@ def test_ball_floor_is_exact_on_a_narrow_table(ripley, monkeypatch):
     term, term_d = pk.terms.PottsTerm(kept, 2), pk.terms.PottsTerm(dense, 2)
     assert term.log_pseudo_likelihood(y, 1.3, s) == pytest.approx(
         term_d.log_pseudo_likelihood(y, 1.3, s), rel=1e-12)
-    X_new = pk.datasets.load_ripley("test")[0][:30]
+    X_new = pk.datasets.load_ripley("test").X[:30]
     np.testing.assert_allclose(kept.strengths(X_new, y, np.array([s]), np.ones(2)),
                                dense.strengths(X_new, y, np.array([s]), np.ones(2)),
                                rtol=0, atol=1e-12)

@@ -177,6 +177,14 @@ def _first_at_least(c, start, target):
 
 
 @njit(cache=True)
+def _grown(bond_src, bond_w):
+    """The bond arrays with twice the room (and at least one more)."""
+    m = bond_src.size + 1
+    return (np.concatenate((bond_src, np.empty(m, np.int64))),
+            np.concatenate((bond_w, np.empty(m))))
+
+
+@njit(cache=True)
 def _floor_events(i, g, rate, floor_i, z, parent, size, equal_classes, n_bonds, bond_src, bond_w,
                   rng):
     """The floor's bond events of row ``i`` (see :func:`swendsen_wang_rows`): a Poisson process
@@ -198,8 +206,7 @@ def _floor_events(i, g, rate, floor_i, z, parent, size, equal_classes, n_bonds, 
                     seen = seen or bond_w[b] == -1.0 - j
                 if not seen:
                     if n_bonds == bond_src.size:
-                        bond_src = np.concatenate((bond_src, np.empty(n_bonds + 1, np.int64)))
-                        bond_w = np.concatenate((bond_w, np.empty(n_bonds + 1)))
+                        bond_src, bond_w = _grown(bond_src, bond_w)
                     bond_src[n_bonds] = i
                     bond_w[n_bonds] = -1.0 - j  # marks the pair until the row is done
                     n_bonds += 1
@@ -262,6 +269,8 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
                 if z[j] == g:
                     _union(parent, size, i, j)
                     if not equal_classes:
+                        if n_bonds == bond_src.size:  # floor bonds took room (rare)
+                            bond_src, bond_w = _grown(bond_src, bond_w)
                         bond_src[n_bonds] = i
                         bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
                         n_bonds += 1
