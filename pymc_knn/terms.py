@@ -114,7 +114,10 @@ class PottsTerm:
         if self.is_knn:
             return np.arange(1, self.graph.k_max + 1)
         g = self.graph
-        d = g.nearest_distances() if g.sparse else np.sqrt(g.sq_distances[np.triu_indices(self.n, 1)])
+        if g.sparse:
+            d = g.nearest_distances()
+        else:
+            d = np.sqrt(g.sq_distances[np.triu_indices(self.n, 1)])
         d = d[d > 0]
         lo, hi = (d.min(), g.diameter_bound()) if d.size else (1.0, 1.0)
         if g.sparse:

@@ -230,8 +230,8 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
     ``beta a_g`` events, so a sweep costs ``O(n beta log n)`` instead of ``O(n^2)``.
 
     ``floor[i]`` (optional): a weight ``W_ij`` row ``i`` gives every other point besides ``C``
-    (the ball kernel's floor on a kept table, :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`):
-    its events, ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others.
+    (the ball kernel's floor on a kept table,
+    :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`): its events, ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others.
     """
     n, L = C.shape
     if floor is None:
