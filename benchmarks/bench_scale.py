@@ -110,6 +110,35 @@ def child_predict(n, p, what, m):
     return {"seconds": seconds, "extra_mib": extra, "engine": graph._search.engine}
 
 
+def child_dnn(n, p, what, draws):
+    """A d-nn (gaussian) model: build and ``pm.sample(draws, tune=draws, chains=1)``; ``what``
+    ``"kept"`` (default drop_tol: a kept table beyond 2,000 points, 1e-6 forced below) or
+    ``"dense"`` (drop_tol 0, every pair)."""
+    import pymc as pm
+
+    import pymc_knn as pk
+
+    X, y = data(n, p)
+    tol = 0.0 if what == "dense" else 1e-6
+
+    def sample(X, y, draws):
+        with pm.Model() as model:
+            pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
+                          sigma=pm.Uniform("sigma", 0, 2), observed=y, drop_tol=tol,
+                          working_memory=3072)
+            idata = pm.sample(draws=draws, tune=draws, chains=1, random_seed=1,
+                              progressbar=False, compute_convergence_checks=False)
+        return model, idata
+
+    sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
+    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws))
+    g = model["y"].owner.op.term.graph
+    post = idata.posterior
+    return {"seconds": seconds, "extra_mib": extra, "width": g.width,
+            "sigma": float(post["sigma"].mean()), "beta": float(post["beta"].mean()),
+            "dropped": float(idata.sample_stats["dnn_dropped"].max())}
+
+
 def run(spec):
     """One measurement in a fresh process."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -131,6 +160,10 @@ def plan(args):
                     specs.append({"job": "build", "n": n, "p": p, "what": what})
     if "approximate" in args.only:
         specs.append({"job": "build", "n": 10**5, "p": 10, "what": "approximate"})
+    if "dnn" in args.only:
+        for n in args.dnn_n:
+            for what in ("kept", "dense") if n <= 3000 else ("kept",):
+                specs.append({"job": "dnn", "n": n, "p": 2, "what": what, "draws": 200})
     if "predict" in args.only:
         for what in ("pymc_knn", "query15", "query", "sklearn"):
             specs.append({"job": "predict", "n": 10**5, "p": 2, "what": what, "m": 10**5})
@@ -139,14 +172,18 @@ def plan(args):
 
 def report(rows):
     """A markdown table; ``x sklearn``: time over scikit-learn's in the same job, n and p."""
-    base = {(r["job"], r["n"], r["p"]): r.get("seconds") for r in rows if r["what"] == "sklearn"}
+    base = {(r["job"], r["n"], r["p"]): r.get("seconds") for r in rows
+            if r["what"] in ("sklearn", "dense")}
     print("| job | n | p | what | seconds | x sklearn | peak extra MiB | note |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         note = r.get("error") or ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                                           for k, v in r.items() if k in ("engine", "recall"))
+                                           for k, v in r.items()
+                                           if k in ("engine", "recall", "width", "sigma", "beta",
+                                                    "dropped"))
         ref = base.get((r["job"], r["n"], r["p"]))
         ratio = f"{r['seconds'] / ref:.2f}" if ref and "seconds" in r else ""
+        # d-nn rows: the ratio is to the dense model (drop_tol = 0) at the same n
         print(f"| {r['job']} | {r['n']:.0e} | {r['p']} | {r['what']} | "
               f"{r.get('seconds', float('nan')):.2f} | {ratio} | "
               f"{r.get('extra_mib', float('nan')):.0f} | {note} |", flush=True)
@@ -156,7 +193,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--only", nargs="+", default=["build", "approximate", "predict"],
-                        choices=["build", "approximate", "predict"])
+                        choices=["build", "approximate", "predict", "dnn"])
+    parser.add_argument("--dnn-n", nargs="+", type=lambda s: int(float(s)),
+                        default=[1000, 10_000, 30_000])
     parser.add_argument("--n", nargs="+", type=lambda s: int(float(s)),
                         default=[10**4, 10**5, 10**6])
     parser.add_argument("--p", nargs="+", type=int, default=[2, 10])
@@ -166,6 +205,8 @@ def main():
         spec = json.loads(args.child)
         if spec["job"] == "build":
             print(json.dumps(child_build(spec["n"], spec["p"], spec["what"])))
+        elif spec["job"] == "dnn":
+            print(json.dumps(child_dnn(spec["n"], spec["p"], spec["what"], spec["draws"])))
         else:
             print(json.dumps(child_predict(spec["n"], spec["p"], spec["what"], spec["m"])))
         return

@@ -56,7 +56,6 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
     What ``pm.sample_posterior_predictive`` draws after ``pm.set_data`` moved a ``pm.Data``
     covariate to new points.
     """
-    from .graphs import DNN_KERNELS
     from .kernels import predictive as _k
 
     if term.labels is None or (term.labels < 0).any():
@@ -72,11 +71,7 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
         h = _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k,
                              term.labels, ks, a, g.kind == "equal")
     else:
-        sigmas = np.asarray(thetas, dtype=np.float64)
-        kernel = DNN_KERNELS[g.kernel]
-        M, S = _k.dnn_row_sums(g.sq_distances, sigmas, kernel, g.epsilon)
-        h = _k.dnn_strengths(g.squared_distances_to(X_new), term.labels, sigmas, M, S, kernel,
-                             g.epsilon, a)
+        h = g.strengths(X_new, term.labels, np.asarray(thetas, dtype=np.float64), a)
     p = _k.draw_probabilities(h, np.ravel(beta).astype(np.float64), index.astype(np.int64))
     u = rng.random(p.shape[:2])
     labels = (u[..., None] > np.cumsum(p, axis=2)[..., :-1]).sum(axis=2)

@@ -381,14 +381,25 @@ class DistanceNN(_PottsDistribution):
         d-nn1, d-nn2 and d-nn3 of the paper.
     class_weights, n_classes, standardize, beta_max, observed
         As for :class:`PottsKNN`.
+    drop_tol : float in [0, 1), optional
+        Bound on the share of a point's weight left out by keeping only its nearest others
+        (:class:`~pymc_knn.DistanceGraph`): default 0 (every pair) up to 2,000 points, 1e-6
+        beyond. The step methods widen the kept table during tuning to cover the ``sigma`` the
+        chain visits, and record the bound of each draw (``dnn_dropped`` in sample_stats).
+    sigma_max : float, optional
+        ``sigma`` the kept table covers from the start (exponential kernel: the smallest rate).
+    working_memory : float, optional
+        MiB the kept table may take (default scikit-learn's ``working_memory``, 1024).
     """
 
     def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
-                n_classes=None, standardize=True, beta_max=None, observed=None, **kwargs):
+                n_classes=None, standardize=True, beta_max=None, observed=None, drop_tol=None,
+                sigma_max=None, working_memory=None, **kwargs):
         values, labels = data_value(X, "X"), data_value(observed, "observed")
         n = check_covariates(values).shape[0]
         G = _observed_classes(labels, n, n_classes)
-        graph = DistanceGraph(values, kernel=kernel, standardize=standardize)
+        graph = DistanceGraph(values, kernel=kernel, standardize=standardize, drop_tol=drop_tol,
+                              sigma_max=sigma_max, working_memory=working_memory)
         term = PottsTerm(graph, G, class_weights, beta_max)
         term.labels = _training_labels(labels)
         return super().__new__(cls, name, beta, sigma, term=term, covariates=_symbolic(X),

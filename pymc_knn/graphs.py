@@ -44,7 +44,8 @@ from .kernels import structure as _s
 from .kernels.search import reverse_ranks_sorted
 
 __all__ = ["Coupling", "DistanceGraph", "KNNGraph", "NeighbourGraph", "KNNQuery",
-           "DEFAULT_K_MAX_CAP", "UNCAPPED_N", "default_k_max", "knn_graph_bytes"]
+           "DEFAULT_K_MAX_CAP", "UNCAPPED_N", "default_k_max", "knn_graph_bytes",
+           "DEFAULT_DROP_TOL", "default_drop_tol", "dnn_table_bytes"]
 
 DEFAULT_K_MAX_CAP = 100
 """Largest default ``k_max`` for more than :data:`UNCAPPED_N` points.
@@ -107,6 +108,9 @@ class Coupling(NamedTuple):
         Symmetric CSR of ``A`` (each edge in both rows): local fields and Gibbs updates.
     uniform_weight : float
         The common weight of every edge (``1/k`` for the kNN models), or 0.0 when weights differ.
+    floor : ndarray or None
+        A weight ``W_ij`` each row ``i`` gives every other point besides the edges (the ball
+        kernel's floor on a kept d-nn table): ``A_ij`` has ``floor[i] + floor[j]`` more.
     """
 
     n: int
@@ -117,6 +121,7 @@ class Coupling(NamedTuple):
     indices: np.ndarray
     data: np.ndarray
     uniform_weight: float
+    floor: np.ndarray | None = None
 
     @classmethod
     def from_edges(cls, n, src, dst, weight, uniform_weight=0.0) -> Coupling:
@@ -126,12 +131,18 @@ class Coupling(NamedTuple):
     def energy(self, y, class_weights=None) -> float:
         """``E(y)`` for integer labels ``y``."""
         y, a = check_labels_and_weights(y, self.n, class_weights)
-        return float(_energy(self.src, self.dst, self.weight, y, a))
+        e = float(_energy(self.src, self.dst, self.weight, y, a))
+        if self.floor is not None:
+            counts = np.bincount(y, minlength=a.size)
+            e += float((a[y] * self.floor * (counts[y] - 1)).sum())
+        return e
 
     def to_dense(self) -> np.ndarray:
         """``A`` as a dense ``(n, n)`` array (for tests and small problems)."""
         A = np.zeros((self.n, self.n))
         np.add.at(A, (self.src, self.dst), self.weight)
+        if self.floor is not None:
+            A += self.floor[:, None] * (1 - np.eye(self.n))
         return A + A.T
 
 
@@ -394,6 +405,37 @@ class KNNGraph(NeighbourGraph):
 DNN_KERNELS = {"gaussian": _s.GAUSSIAN, "ball": _s.BALL, "exponential": _s.EXPONENTIAL}
 
 
+DEFAULT_DROP_TOL = 1e-6
+"""Default bound on the share of a row's weight a d-nn table leaves out, beyond
+:data:`UNCAPPED_N` points (up to it every pair is kept: ``drop_tol = 0``)."""
+DNN_START_WIDTH = 128
+"""Neighbours per point a kept d-nn table starts with; it doubles while ``sigma`` needs more."""
+
+
+def default_drop_tol(n: int) -> float:
+    """The ``drop_tol`` used when none is given: 0 (all pairs, the reference model) up to
+    :data:`UNCAPPED_N` points, :data:`DEFAULT_DROP_TOL` beyond."""
+    return 0.0 if n <= UNCAPPED_N else DEFAULT_DROP_TOL
+
+
+def dnn_table_bytes(n: int, width: int) -> int:
+    """Bytes of a kept d-nn table of ``width`` neighbours per point and of what the samplers
+    hold per coupling: ``order`` (int32), ``sorted_sq`` and three running sums (float64)."""
+    return 36 * int(n) * int(width)
+
+
+def _check_drop_tol(drop_tol, n) -> float:
+    if drop_tol is None:
+        return default_drop_tol(n)
+    ok = (isinstance(drop_tol, (int, float, np.integer, np.floating))
+          and not isinstance(drop_tol, bool) and 0.0 <= drop_tol < 1.0)
+    if not ok:
+        raise ValueError(
+            f"drop_tol must be a number in [0, 1) (the largest share of a point's weight the "
+            f"d-nn table may leave out; 0 keeps every pair), got {drop_tol!r}")
+    return float(drop_tol)
+
+
 class DistanceGraph(NeighbourGraph):
     """Distance-nearest-neighbour weights of Friel and Pettitt (2011) for any ``sigma``.
 
@@ -403,45 +445,210 @@ class DistanceGraph(NeighbourGraph):
     * ``"ball"`` (d-nn2): ``W_ij ∝ epsilon + (1 - epsilon) [d_ij < sigma]``, ``epsilon = 1e-10``;
     * ``"exponential"`` (d-nn3): ``W_ij ∝ exp(-d_ij sigma)``.
 
+    With ``drop_tol = 0`` every pair is kept (``n x n`` distances: the reference model). With
+    ``drop_tol > 0`` each point keeps its ``width`` nearest others only (an exact neighbour
+    search, :mod:`pymc_knn._search`; ``36 n width`` bytes), enough that at every ``sigma`` of
+    :attr:`sigma_cover` the weight the full row would put beyond them is at most ``drop_tol``
+    of the row's: the model is then the kept rows, each normalised over its points, and
+    ``|log q_kept(y) - log q(y)| <= 2 beta max(a) n drop_tol`` (each row moves by at most
+    ``2 drop_tol`` in total variation). The ball kernel drops nothing: its floor weight to
+    every point outside the ball is carried exactly (per-class totals), so a table that covers
+    the ball is exact. :meth:`cover` widens the table for a larger ``sigma`` (the step methods
+    do so during tuning); outside the cover the kept model is used as it is, and every coupling
+    reports its bound (``dropped`` of :meth:`coupling_bound`).
+
     Parameters
     ----------
     X : array_like, shape (n, p)
-    kernel : {"gaussian", "ball", "exponential"}
-    standardize : bool
-    epsilon : float
+    kernel : {"gaussian", "ball", "exponential"}, default="gaussian"
+    standardize : bool, default=True
+    epsilon : float, default=1e-10
         The floor weight of the ball kernel.
+    drop_tol : float in [0, 1), optional
+        Bound on the share of a row's weight left out. Default 0 (all pairs) up to
+        :data:`UNCAPPED_N` points, :data:`DEFAULT_DROP_TOL` beyond (:func:`default_drop_tol`).
+    sigma_max : float, optional
+        ``sigma`` the kept table must cover from the start (for the exponential kernel, whose
+        ``sigma`` is a rate, the smallest one); default: :data:`DNN_START_WIDTH` neighbours.
+    algorithm : {"exact", "kd_tree", "brute"}, default="exact"
+        The neighbour search of a kept table (see :class:`KNNGraph`).
+    working_memory : float, optional
+        MiB a kept table may take (:func:`dnn_table_bytes`); default scikit-learn's setting.
     """
 
     parameter = "sigma"
 
     def __init__(self, X, kernel: str = "gaussian", standardize: bool = True,
-                 epsilon: float = 1e-10):
+                 epsilon: float = 1e-10, drop_tol=None, sigma_max=None,
+                 algorithm: str = "exact", working_memory=None):
         super().__init__(X, standardize)
         if kernel not in DNN_KERNELS:
             raise ValueError(f"kernel must be one of {tuple(DNN_KERNELS)}, got {kernel!r}")
         if not 0.0 < epsilon < 1.0:
             raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}")
+        if algorithm not in ALGORITHMS[:3]:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS[:3]}, got {algorithm!r}")
         self.kernel = kernel
         self.epsilon = float(epsilon)
-        self.sq_distances = _s.squared_distances(self.X, self.X)
+        self.drop_tol = _check_drop_tol(drop_tol, self.n_points)
+        self.working_memory = working_memory
+        working_memory_bytes(working_memory)  # a bad budget fails here
         self._rows = None
+        if not self.sparse:
+            self.sq_distances = _s.squared_distances(self.X, self.X)
+            return
+        self._search = NeighbourSearch(self.X, algorithm, DNN_START_WIDTH)
+        self._build(min(self.n_points - 1, DNN_START_WIDTH))
+        if sigma_max is not None:
+            self.cover(check_positive(sigma_max, "sigma_max"))
+
+    @property
+    def sparse(self) -> bool:
+        """Whether each point keeps a table of its nearest others (``drop_tol > 0``)."""
+        return self.drop_tol > 0.0
+
+    @property
+    def width(self) -> int:
+        """Others kept per point (``n - 1``: all)."""
+        return self._rows[0].shape[1] if self.sparse else self.n_points - 1
+
+    def _build(self, width: int, sigma=None):
+        need, budget = dnn_table_bytes(self.n_points, width), working_memory_bytes(
+            self.working_memory)
+        if need > budget:
+            at = "" if sigma is None else f" to cover sigma = {sigma:.4g}"
+            raise ValueError(
+                f"a d-nn table of n = {self.n_points} points keeping the nearest {width} of each"
+                f"{at} (weight left out per row at most drop_tol = {self.drop_tol:g}) needs "
+                f"{need:,} bytes ({need / 2**20:,.0f} MiB), over the working_memory budget of "
+                f"{budget / 2**20:g} MiB. Lower the prior's upper bound on sigma (for the "
+                "exponential kernel raise its lower bound), raise drop_tol, or raise the budget: "
+                "working_memory= (MiB)")
+        nb, sq = self._search.graph(width)
+        self._rows = (nb.astype(np.int32), sq)
+
+    def sigma_cover(self) -> float:
+        """The ``sigma`` up to which (exponential kernel: from which) the table drops at most
+        ``drop_tol`` of any row's weight: ``inf`` (``0``) when every pair is kept."""
+        K = DNN_KERNELS[self.kernel]
+        extra = self.n_points - 1 - self.width
+        if extra == 0:
+            return 0.0 if K == _s.EXPONENTIAL else np.inf
+        sq = self._rows[1]
+        log_ratio = np.log(extra / self.drop_tol)
+        if K == _s.BALL:
+            return float(np.sqrt(sq[:, -1].min()))
+        if K == _s.GAUSSIAN:
+            return float(np.sqrt(max(0.0, (sq[:, -1] - sq[:, 0]).min()) / (2 * log_ratio)))
+        gap = (np.sqrt(sq[:, -1]) - np.sqrt(sq[:, 0])).min()
+        return float(log_ratio / gap) if gap > 0 else np.inf
+
+    def covers(self, sigma) -> bool:
+        """Whether the table keeps ``sigma``'s dropped weight within ``drop_tol``."""
+        if self.kernel == "exponential":
+            return sigma >= self.sigma_cover()
+        return sigma <= self.sigma_cover()
+
+    def cover(self, sigma) -> bool:
+        """Widen the table (doubling) until it covers ``sigma``; whether it grew. Raises
+        ``ValueError`` when the table would pass the working-memory budget."""
+        if not self.sparse:
+            return False
+        grew = False
+        while not self.covers(sigma) and self.width < self.n_points - 1:
+            self._build(min(self.n_points - 1, 2 * self.width), sigma)
+            grew = True
+        return grew
 
     def sorted_rows(self):
         """``(order, sorted_sq)``: each point's others by increasing distance (ties: lower index
-        first), ``n x (n - 1)``; computed once. The step methods' kernel works on them."""
+        first), ``n x (n - 1)`` (or the kept table, ``n x width``); computed once. The step
+        methods' kernel works on them."""
         if self._rows is None:
             self._rows = _s.sorted_rows(self.sq_distances)
         return self._rows
 
+    def nearest_distances(self) -> np.ndarray:
+        """Each point's distance to its nearest other."""
+        return np.sqrt(self.sorted_rows()[1][:, 0])
+
+    def diameter_bound(self) -> float:
+        """An upper bound on the largest pairwise distance, ``O(n)``: twice the largest
+        distance from the mean (the exact largest distance when every pair is kept)."""
+        if not self.sparse:
+            return float(np.sqrt(self.sq_distances.max()))
+        centre = self.X.mean(axis=0)
+        return float(2 * np.sqrt(((self.X - centre) ** 2).sum(axis=1).max()))
+
     def weights(self, sigma) -> np.ndarray:
-        """The row-normalised weight matrix ``W`` at ``sigma`` (zero diagonal)."""
+        """The row-normalised weight matrix ``W`` at ``sigma`` (zero diagonal; dense)."""
         sigma = check_positive(sigma, "sigma")
-        return _s.dnn_weights(self.sq_distances, sigma, DNN_KERNELS[self.kernel], self.epsilon)
+        if not self.sparse:
+            return _s.dnn_weights(self.sq_distances, sigma, DNN_KERNELS[self.kernel],
+                                  self.epsilon)
+        c = self.coupling(sigma)
+        W = np.zeros((self.n_points, self.n_points))
+        np.add.at(W, (c.src, c.dst), c.weight)
+        if c.floor is not None:
+            W += c.floor[:, None] * (1 - np.eye(self.n_points))
+        return W
+
+    def query_bytes(self) -> int:
+        """Bytes a new point takes: a row of distances (all pairs), or its kept row and room
+        for ``4 width`` reverse neighbours (kept table)."""
+        if not self.sparse:
+            return super().query_bytes()
+        return 8 * (4 * (self.width + 1) + 3 * REVERSE_CAP * self.width + 2 * self.n_features)
+
+    def strengths(self, X_new, y, sigmas, class_weights) -> np.ndarray:
+        """Strengths ``h[a, t, g]`` of new points at each of ``sigmas`` (see
+        :func:`pymc_knn.kernels.predictive.dnn_strengths`), with no ``(m, n)`` array on a kept
+        table: each new point's kept row and the training rows it enters, from neighbour
+        queries."""
+        from .kernels import predictive as _p
+
+        sigmas = np.asarray(sigmas, dtype=np.float64)
+        K = DNN_KERNELS[self.kernel]
+        if not self.sparse:
+            R, S = _p.dnn_row_sums(self.sq_distances, sigmas, K, self.epsilon)
+            return _p.dnn_strengths(self.squared_distances_to(X_new), y, sigmas, R, S, K,
+                                    self.epsilon, class_weights)
+        order, sq = self.sorted_rows()
+        R, S = _p.dnn_table_row_sums(sq, sigmas, K, self.epsilon, self.n_points - 1)
+        Z = np.ascontiguousarray(self.transform(X_new))
+        n, m = self.n_points, Z.shape[0]
+        full = self.width == n - 1  # every pair kept: a new point is in every row, and all in its
+        nb, sq_nb = self._search.nearest(Z, n if full else self.width)
+        if full:
+            indptr, index = np.arange(m + 1) * n, np.tile(np.arange(n), m)
+        else:
+            indptr, index, _ = self._search.reverse(Z, sq)
+        rev_sq = _p.pair_sq(Z, self.X, indptr, index)
+        floor_mode = K == _s.BALL and self.width < self.n_points - 1
+        return _p.dnn_table_strengths(nb, sq_nb, indptr, index, rev_sq, y, sigmas, R, S, K,
+                                      self.epsilon, class_weights, floor_mode)
+
+    def coupling_bound(self, sigma):
+        """``(running sums C, floor, dropped)`` of the kept rows at ``sigma``
+        (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`); ``dropped`` bounds the share
+        of any row's weight left out."""
+        sigma = check_positive(sigma, "sigma")
+        order, sq = self.sorted_rows()
+        C, floor, bound = np.empty(sq.shape), np.empty(self.n_points), np.zeros(1)
+        y = np.zeros(self.n_points, dtype=np.int64)
+        _s.dnn_table_cumulative(sq, order, sigma, DNN_KERNELS[self.kernel], self.epsilon, C, y,
+                                np.ones(1), self.n_points - 1, floor, bound)
+        return C, floor, float(bound[0])
 
     def coupling(self, sigma) -> Coupling:
-        """Couplings ``A = W + W^T`` at ``sigma`` (all pairs)."""
-        src, dst, weight = _s.dense_edges(self.weights(sigma))
-        return Coupling.from_edges(self.n_points, src, dst, weight)
+        """Couplings ``A = W + W^T`` at ``sigma`` (all pairs, or the kept table's)."""
+        if not self.sparse:
+            src, dst, weight = _s.dense_edges(self.weights(sigma))
+            return Coupling.from_edges(self.n_points, src, dst, weight)
+        C, floor, _ = self.coupling_bound(sigma)
+        src, dst, weight = _s.rows_to_edges(self.sorted_rows()[0], C)
+        c = Coupling.from_edges(self.n_points, src, dst, weight)
+        return c._replace(floor=floor) if floor.any() else c
 
 
 def max_k(y) -> int:

@@ -249,6 +249,10 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
         task = bar.add_task(f"log Z: {t.size} x {b.size} grid", total=t.size)
         for i, (theta, rng) in enumerate(zip(t.tolist(), rngs)):
             c = graph.coupling(theta)
+            if c.floor is not None:
+                raise ValueError(
+                    "log_normaliser does not carry the ball kernel's floor weight of a kept "
+                    "d-nn table: build the DistanceGraph with drop_tol=0 (the dense model)")
             z = rng.integers(0, G, n)
             stats[:, i] = energy_path(c.src, c.dst, c.weight, c.uniform_weight, z, b, a, burn,
                                       sweeps, N_BATCHES, rng)

@@ -215,6 +215,8 @@ class Posterior:
                                     thetas.astype(np.int64), term.class_weights,
                                     graph.kind == "equal")
         sigmas = np.asarray(thetas, dtype=np.float64)
+        if graph.sparse:  # a kept table: neighbour queries (chunked by query_bytes)
+            return graph.strengths(X_new, self.y, sigmas, term.class_weights)
         M, S = self._row_sums(sigmas)
         sq_new = graph.squared_distances_to(X_new)
         return np.concatenate([
@@ -429,7 +431,8 @@ def _joint_graph(post: Posterior, X_new):
     both = np.vstack([g.X, g.transform(X_new)])
     if post.term.is_knn:
         return KNNGraph(both, k_max=g.k_max, neighbours=g.kind, standardize=False)
-    return DistanceGraph(both, kernel=g.kernel, standardize=False, epsilon=g.epsilon)
+    return DistanceGraph(both, kernel=g.kernel, standardize=False, epsilon=g.epsilon,
+                         drop_tol=g.drop_tol, working_memory=g.working_memory)
 
 
 def _joint_bytes(post: Posterior, m: int) -> int:

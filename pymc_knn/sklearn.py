@@ -23,7 +23,7 @@ from ._validation import check_count, check_flag, check_positive
 from .approx import korea
 from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
-from .graphs import NeighbourGraph, default_k_max, max_k
+from .graphs import UNCAPPED_N, NeighbourGraph, default_k_max, max_k
 from .predict import _check_ci, predictive_summary
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
@@ -83,7 +83,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         nearly (gaussian) or exactly (ball) uniform; for ``"dnn-exponential"`` (sigma is a rate,
         weights ``exp(-d sigma)``) ten over the median nearest-neighbour distance, where the
         weights of a typical point concentrate on its nearest neighbour. Fall-backs when all
-        points coincide: 1 and 10.
+        points coincide: 1 and 10. Beyond 2000 points no pairwise distances are formed: twice
+        the largest distance from the mean stands for the largest pairwise distance (an upper
+        bound), and the nearest-neighbour distances come from a neighbour search.
     standardize : bool
         Standardise the covariates with the training statistics (set False inside a
         ``Pipeline`` that scales already, or for raw distances as in the papers).
@@ -301,11 +303,32 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _default_sigma_upper(X, kernel, standardize) -> float:
-    """The default upper bound of the uniform prior on sigma (see the class docstring)."""
-    D = squareform(pdist(NeighbourGraph(X, standardize).X))
+    """The default upper bound of the uniform prior on sigma (see the class docstring).
+
+    Up to :data:`~pymc_knn.graphs.UNCAPPED_N` points from all pairwise distances; beyond, with
+    no pairwise distances: twice the largest distance from the mean (at least the largest
+    pairwise distance) and the nearest-neighbour distances from a neighbour search.
+    """
+    Z = NeighbourGraph(X, standardize).X
+    if Z.shape[0] > UNCAPPED_N:
+        return _default_sigma_upper_large(Z, kernel)
+    D = squareform(pdist(Z))
     if kernel != "exponential":
         return float(D.max()) if D.max() > 0 else 1.0
     D[D == 0] = np.inf
     nearest = D.min(axis=1)
     nearest = nearest[np.isfinite(nearest)]
+    return EXPONENTIAL_RATE_FACTOR / float(np.median(nearest)) if nearest.size else 10.0
+
+
+def _default_sigma_upper_large(Z, kernel) -> float:
+    """:func:`_default_sigma_upper` in ``O(n)`` memory, for many points."""
+    if kernel != "exponential":
+        top = 2 * float(np.sqrt(((Z - Z.mean(axis=0)) ** 2).sum(axis=1).max()))
+        return top if top > 0 else 1.0
+    from ._search import NeighbourSearch
+
+    _, sq = NeighbourSearch(Z, "exact", 1).graph(1)
+    nearest = np.sqrt(sq[:, 0])
+    nearest = nearest[nearest > 0]
     return EXPONENTIAL_RATE_FACTOR / float(np.median(nearest)) if nearest.size else 10.0

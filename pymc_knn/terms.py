@@ -17,7 +17,9 @@ import numpy as np
 from ._validation import check_class_weights, check_n_classes, check_positive
 from .graphs import Coupling, DistanceGraph, KNNGraph, NeighbourGraph
 from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, swendsen_wang_sweeps
+from .kernels.energy import local_fields, log_pl_derivatives
 from .kernels.enumeration import enumerated_draw
+from .kernels.structure import add_floor_fields
 
 AUX_SAMPLERS = ("swendsen_wang", "gibbs", "cftp", "enumerate")
 COUPLING_CACHE_BYTES = 256 * 2**20
@@ -64,7 +66,7 @@ class PottsTerm:
         if self.is_knn:
             out.update(neighbours=g.kind, k_max=g.k_max)
         else:
-            out.update(kernel=g.kernel, epsilon=g.epsilon)
+            out.update(kernel=g.kernel, epsilon=g.epsilon, drop_tol=g.drop_tol)
         return out
 
     @classmethod
@@ -75,7 +77,7 @@ class PottsTerm:
                              standardize=spec["standardize"])
         else:
             graph = DistanceGraph(X, kernel=spec["kernel"], standardize=spec["standardize"],
-                                  epsilon=spec["epsilon"])
+                                  epsilon=spec["epsilon"], drop_tol=spec.get("drop_tol", 0.0))
         return cls(graph, spec["n_classes"], spec["class_weights"], spec["beta_max"])
 
     def coupling(self, theta) -> Coupling:
@@ -100,20 +102,28 @@ class PottsTerm:
 
     def log_pseudo_likelihood(self, y, beta, theta) -> float:
         """The log pseudo-likelihood ``sum_i log f(y_i | y_-i, beta, theta)`` (000 eq. 8)."""
-        c = self.coupling(theta)
-        return log_pseudo_likelihood(c.indptr, c.indices, c.data, y, beta, self.class_weights)
+        return _log_pl(self.coupling(theta), y, beta, self.class_weights)
 
     def pseudo_likelihood_grid(self):
         """The thetas a maximum pseudo-likelihood search scans: every ``k``, or 25 ``sigma``.
 
         For d-nn the grid spans the pairwise distances (their inverses for the exponential
-        kernel, whose ``sigma`` is a rate), log-spaced.
+        kernel, whose ``sigma`` is a rate), log-spaced: from the smallest positive one to the
+        largest, or for a kept table (``drop_tol > 0``) to the ``sigma`` it covers.
         """
         if self.is_knn:
             return np.arange(1, self.graph.k_max + 1)
-        d = np.sqrt(self.graph.sq_distances[np.triu_indices(self.n, 1)])
+        g = self.graph
+        if g.sparse:
+            d = g.nearest_distances()
+        else:
+            d = np.sqrt(g.sq_distances[np.triu_indices(self.n, 1)])
         d = d[d > 0]
-        lo, hi = (d.min(), d.max()) if d.size else (1.0, 1.0)
+        lo, hi = (d.min(), g.diameter_bound()) if d.size else (1.0, 1.0)
+        if g.sparse:
+            cover = g.sigma_cover()
+            cover = 1.0 / cover if g.kernel == "exponential" else cover
+            hi = max(lo, min(hi, cover))
         grid = np.geomspace(lo, hi, 25)
         return 1.0 / grid[::-1] if self.graph.kernel == "exponential" else grid
 
@@ -130,7 +140,7 @@ class PottsTerm:
         for i, theta in enumerate(thetas):
             c = self.graph.coupling(theta.item())  # not cached: k_max couplings would not fit
             res = minimize_scalar(
-                lambda b: -log_pseudo_likelihood(c.indptr, c.indices, c.data, y, b, a),
+                lambda b: -_log_pl(c, y, b, a),
                 bounds=(0.0, beta_upper), method="bounded", options={"xatol": 1e-4})
             beta_hat[i], log_pl[i] = res.x, -res.fun
         return thetas, beta_hat, log_pl
@@ -153,6 +163,10 @@ class PottsTerm:
         z = np.array(start, dtype=np.int64)
         a = self.class_weights
         c = self.coupling(theta)
+        if c.floor is not None:
+            raise ValueError(
+                "PottsTerm.draw does not carry the ball kernel's floor on a kept d-nn table: use "
+                "the step methods (Swendsen-Wang), or drop_tol=0")
         if sampler == "swendsen_wang":
             swendsen_wang_sweeps(c.src, c.dst, c.weight, c.uniform_weight, z, beta, a, sweeps, rng)
             return z, sweeps, False
@@ -181,7 +195,21 @@ class PottsTerm:
                 f"sampler='enumerate' needs G^n <= 4194304 labelings, this model has "
                 f"{self.n_classes}^{self.n}: use 'cftp', 'swendsen_wang' or 'gibbs'"
             )
+        if (sampler not in ("swendsen_wang",) and not self.is_knn and self.graph.sparse
+                and self.graph.kernel == "ball"):
+            raise ValueError(
+                f"sampler={sampler!r} does not carry the ball kernel's floor on a kept d-nn table "
+                f"(drop_tol = {self.graph.drop_tol:g}): use 'swendsen_wang', or drop_tol=0")
         return sampler
+
+
+def _log_pl(c, y, beta, class_weights) -> float:
+    """The log pseudo-likelihood with couplings ``c`` (floor included)."""
+    if c.floor is None:
+        return log_pseudo_likelihood(c.indptr, c.indices, c.data, y, beta, class_weights)
+    h = local_fields(c.indptr, c.indices, c.data, y, class_weights)
+    add_floor_fields(h, y, c.floor, class_weights)
+    return log_pl_derivatives(h, y, beta)[0]
 
 
 def _total_bytes(cache) -> int:

@@ -930,3 +930,17 @@ def test_faulty_problems_get_a_clear_error(fault, data):
         _model_and_proba(case)
     assert re.search(ARGUMENT_WORDS, str(err.value)), str(err.value)
     event(f"refused ({case['kind']})")
+
+
+@pytest.mark.parametrize("drop_tol", [-0.1, 1.0, 2, float("nan"), True, "small"])
+def test_drop_tol_outside_zero_one_is_refused(drop_tol):
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="drop_tol must be a number in \\[0, 1\\)"):
+        pk.DistanceGraph(X, drop_tol=drop_tol)
+
+
+def test_a_kept_dnn_table_over_the_memory_budget_is_refused():
+    X = np.random.default_rng(0).normal(size=(3000, 2))
+    with pytest.raises(ValueError, match="working_memory") as err:
+        pk.DistanceGraph(X, drop_tol=1e-6, sigma_max=50.0, working_memory=2)
+    assert "raise drop_tol" in str(err.value) and "sigma" in str(err.value)

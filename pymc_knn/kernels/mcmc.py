@@ -48,8 +48,8 @@ from .energy import energy, local_fields, log_pl_derivatives
 from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
 from .signals import check_signals
-from .structure import (csr_from_edges, dnn_row_cumulative, knn_csr, knn_edges, rows_energy,
-                        rows_to_edges)
+from .structure import (add_floor_fields, csr_from_edges, dnn_table_cumulative, knn_csr,
+                        knn_edges, rows_energy, rows_to_edges)
 from .swendsen_wang import swendsen_wang_pair, swendsen_wang_rows, swendsen_wang_sweeps
 
 EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
@@ -67,8 +67,12 @@ class Field(NamedTuple):
 
     ``kind`` is ``KNN_SYMMETRISED``, ``KNN_EQUAL`` or ``DNN``. kNN fields use ``neighbours``
     and ``reverse_rank`` (``n x k_max``) and ``energy_y[k - 1] = E_k(y)``; d-nn fields use each
-    point's others by distance, ``order`` (int32) and ``sorted_sq`` (``n x (n - 1)``),
-    ``dnn_kernel`` and ``epsilon``. The unused arrays are empty.
+    point's others by distance, ``order`` (int32) and ``sorted_sq`` (``n x L``: all
+    ``n_others = n - 1`` of them, or a kept table of the nearest ``L``), ``dnn_kernel`` and
+    ``epsilon``; every coupling raises ``dropped[0]`` to its bound on the weight share a row of
+    the table leaves out (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
+    ``dropped[1:3]`` to the largest and lowers it to the smallest sigma asked for. The unused
+    arrays are empty.
     """
 
     kind: int
@@ -83,6 +87,8 @@ class Field(NamedTuple):
     energy_y: np.ndarray
     k_max: int
     beta_max: float
+    n_others: int
+    dropped: np.ndarray
 
 
 class Auxiliary(NamedTuple):
@@ -127,44 +133,49 @@ def _empty_csr():
 @njit(cache=True)
 def coupling(f, theta, need_csr):
     """The field's couplings at ``theta`` in a new array (see :func:`coupling_into`)."""
-    return coupling_into(f, theta, need_csr, np.empty(f.sorted_sq.shape))
+    return coupling_into(f, theta, need_csr, np.empty(f.sorted_sq.shape),
+                         np.empty(f.sorted_sq.shape[0]))
 
 
 @njit(cache=True)
-def coupling_into(f, theta, need_csr, cumulative):
+def coupling_into(f, theta, need_csr, cumulative, floor):
     """The field's couplings at ``theta``: ``(src, dst, weight, uniform_weight, indptr, indices,
-    data, cumulative, energy_y)``.
+    data, cumulative, energy_y, floor)``.
 
     kNN: the edge list, and the CSR when ``need_csr`` (Gibbs, CFTP, the pseudo-likelihood);
     ``E(y)`` from the table of every k. d-nn: the running sums of the row-normalised weights in
     each row's distance order, written into ``cumulative``, which is all Swendsen-Wang and the
     energies need, and ``E(y)`` computed with them; the edge list and CSR are built only when
-    ``need_csr``.
+    ``need_csr``. ``floor`` receives the ball kernel's floor weights on a kept table (else 0).
     """
     n = f.y.size
     indptr, indices, data = _empty_csr()
     if f.kind == DNN:
-        ey = dnn_row_cumulative(f.sorted_sq, f.order, theta, f.dnn_kernel, f.epsilon,
-                                cumulative, f.y, f.class_weights)
+        ey = dnn_table_cumulative(f.sorted_sq, f.order, theta, f.dnn_kernel, f.epsilon,
+                                  cumulative, f.y, f.class_weights, f.n_others, floor,
+                                  f.dropped)
+        f.dropped[1] = max(f.dropped[1], theta)
+        f.dropped[2] = min(f.dropped[2], theta)
         if need_csr:
             src, dst, weight = rows_to_edges(f.order, cumulative)
             indptr, indices, data = csr_from_edges(n, src, dst, weight)
         else:
             src, dst, weight = indices, indices, data
-        return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey
+        return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey, floor
+    floor[:] = 0.0
     k = int(theta)
     equal = f.kind == KNN_EQUAL
     src, dst, weight = knn_edges(f.neighbours, f.reverse_rank, k, equal)
     if need_csr:
         indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal)
     return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative,
-            f.energy_y[k - 1])
+            f.energy_y[k - 1], floor)
 
 
 @njit(cache=True)
 def _energy(f, c, z):
     if f.kind == DNN:
-        return rows_energy(f.order, c[7], z, f.class_weights)
+        return rows_energy(f.order, c[7], z, f.class_weights, c[9])
     return energy(c[0], c[1], c[2], z, f.class_weights)
 
 
@@ -183,7 +194,7 @@ def _sweeps(f, aux, c, beta, z, n_sweeps, rng):
     a = f.class_weights
     if aux.sampler == SWENDSEN_WANG:
         if f.kind == DNN:
-            swendsen_wang_rows(f.order, c[7], z, beta, a, n_sweeps, rng)
+            swendsen_wang_rows(f.order, c[7], z, beta, a, n_sweeps, rng, c[9])
         else:
             swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, a, n_sweeps, rng)
     else:
@@ -295,6 +306,8 @@ def _exchange_term(f, aux, c0, c1, beta0, beta1, same_graph, bridge, z, rng):
 @njit(cache=True)
 def _log_pl(f, c, beta):
     h = local_fields(c[4], c[5], c[6], f.y, f.class_weights)
+    if f.kind == DNN and f.sorted_sq.shape[1] < f.n_others:  # the ball's floor, if any
+        add_floor_fields(h, f.y, c[9], f.class_weights)
     return log_pl_derivatives(h, f.y, beta)[0]
 
 
@@ -428,8 +441,9 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
     lp0, beta0, theta0 = state[0], state[1], state[2]
     shape = f.sorted_sq.shape
     slots = (np.empty(shape), np.empty(shape))
+    floors = (np.empty(n), np.empty(n))
     slot0 = 0  # d-nn: the weights of c0 live in slots[slot0], a proposal's in the other
-    c0 = coupling_into(f, theta0, need_csr, slots[0])
+    c0 = coupling_into(f, theta0, need_csr, slots[0], floors[0])
     ey0 = c0[8]
     pl0 = _log_pl(f, c0, beta0) if aux.method == PSEUDO else 0.0
     if aux.method == MOLLER:
@@ -473,7 +487,8 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
                     return (PAST_BETA_MAX, n_accepted, accept_sum, sweeps_sum, n_draws,
                             n_inexact, aux_energy, bridge_sweeps)
                 c1 = c0 if theta1 == theta0 else coupling_into(f, theta1, need_csr,
-                                                                slots[1 - slot0])
+                                                                slots[1 - slot0],
+                                                                floors[1 - slot0])
                 ey1 = c1[8]
                 log_r = beta1 * ey1 - beta0 * ey0
                 if aux.method == PSEUDO:

@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit, prange
 
 from .signals import check_signals
-from .structure import dnn_log_ratio, dnn_log_ratios, row_reference, shifted_row
+from .search import sq_distance
+from .structure import BALL, ball_radius2, dnn_log_ratio, dnn_log_ratios, row_reference, shifted_row
 
 
 @njit(cache=True, parallel=True)
@@ -307,3 +308,106 @@ def clamped_gibbs(indptr, indices, data, z, sites, beta, class_weights, n_sweeps
                     c[j, new] += data[p]
                 z[i] = new
     return probs
+
+
+@njit(cache=True)
+def _floor_level(sq_ref, sigma, kernel, epsilon, floor_mode):
+    """The ball kernel's floor weight relative to a row's nearest point (0 without a floor)."""
+    if not floor_mode:
+        return 0.0
+    return epsilon if sq_ref < ball_radius2(sigma) else 1.0
+
+
+@njit(cache=True, parallel=True)
+def dnn_table_row_sums(sorted_sq, sigmas, kernel, epsilon, n_others):
+    """:func:`dnn_row_sums` of a kept table (each row's ``L`` nearest of ``n_others``): ``R[t, j]``
+    the nearest's squared distance and ``S[t, j]`` the row's kept weight relative to it (with the
+    ball kernel's floor to all ``n_others`` when ``L < n_others``)."""
+    n, L = sorted_sq.shape
+    floor_mode = kernel == BALL and L < n_others
+    T = sigmas.size
+    R = np.empty((T, n))
+    S = np.empty((T, n))
+    for t in prange(T):
+        for j in range(n):
+            ref = sorted_sq[j, 0]
+            phi = _floor_level(ref, sigmas[t], kernel, epsilon, floor_mode)
+            total = n_others * phi
+            for r in range(L):
+                total += np.exp(dnn_log_ratio(sorted_sq[j, r], ref, sigmas[t], kernel,
+                                              epsilon)) - phi
+            R[t, j] = ref
+            S[t, j] = total
+    return R, S
+
+
+@njit(cache=True)
+def _back_weight(x, S):
+    """A new point's weight in a training row whose others weigh ``S`` (relative to the row's
+    nearest), the new point's relative log-weight being ``x``."""
+    if x > 0.0:  # the new point outweighs the row's nearest training point
+        return 1.0 / (S * np.exp(-x) + 1.0)
+    e = np.exp(x)
+    return e / (S + e)
+
+
+@njit(cache=True, parallel=True)
+def dnn_table_strengths(nb, sq_nb, rev_indptr, rev_index, rev_sq, y, sigmas, R, S, kernel,
+                        epsilon, class_weights, floor_mode):
+    """:func:`dnn_strengths` of a kept d-nn table, from neighbour queries.
+
+    New point ``a``'s own row: its kept nearest training points ``nb[a]`` (squared distances
+    ``sq_nb[a]``), normalised over them; training row ``j`` gains ``a`` when ``a`` is nearer
+    than ``j``'s last kept point: the CSR ``rev_indptr, rev_index`` (squared distances
+    ``rev_sq``) lists those ``j``. With the ball kernel's floor (``floor_mode``) every pair
+    outside the rows carries the floor weight, through per-class totals.
+    """
+    m, L = nb.shape
+    n = y.size
+    G = class_weights.size
+    T = sigmas.size
+    out = np.zeros((m, T, G))
+    counts = np.zeros(G)
+    for j in range(n):
+        counts[y[j]] += 1.0
+    back_floor = np.zeros((T, G))  # sum over class g of j's floor weight to a new point
+    if floor_mode:
+        for t in range(T):
+            for j in range(n):
+                phi = _floor_level(R[t, j], sigmas[t], kernel, epsilon, True)
+                back_floor[t, y[j]] += phi / (S[t, j] + phi)
+    for a in prange(m):
+        ref = sq_nb[a, 0]
+        for t in range(T):
+            sigma = sigmas[t]
+            phi = _floor_level(ref, sigma, kernel, epsilon, floor_mode)
+            total = n * phi
+            for r in range(L):
+                total += np.exp(dnn_log_ratio(sq_nb[a, r], ref, sigma, kernel, epsilon)) - phi
+            for r in range(L):
+                w = np.exp(dnn_log_ratio(sq_nb[a, r], ref, sigma, kernel, epsilon)) - phi
+                out[a, t, y[nb[a, r]]] += w / total
+            for g in range(G):
+                out[a, t, g] += phi / total * counts[g] + back_floor[t, g]
+            for e in range(rev_indptr[a], rev_indptr[a + 1]):
+                j = rev_index[e]
+                x = dnn_log_ratio(rev_sq[e], R[t, j], sigma, kernel, epsilon)
+                back = _back_weight(x, S[t, j])
+                if floor_mode:
+                    pj = _floor_level(R[t, j], sigma, kernel, epsilon, True)
+                    back -= pj / (S[t, j] + pj)
+                out[a, t, y[j]] += back
+            for g in range(G):
+                out[a, t, g] *= class_weights[g]
+    return out
+
+
+@njit(cache=True)
+def pair_sq(Q, X, indptr, index):
+    """Squared distances from query ``a`` to the training points ``index[indptr[a]:indptr[a+1]]``
+    (the package's formula, :func:`~pymc_knn.kernels.search.sq_distance`)."""
+    out = np.empty(index.size)
+    for a in range(indptr.size - 1):
+        for e in range(indptr[a], indptr[a + 1]):
+            out[e] = sq_distance(Q, a, X, index[e])
+    return out

@@ -323,34 +323,79 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
     weights are its differences, non-increasing along a row since the kernels decrease with
     distance. One row at a time (the row's weights stay in cache), which also gives ``E(y)``,
     returned. Keeping only the running sums halves the memory the kernel streams through.
+    Every row holds all ``n - 1`` others: :func:`dnn_table_cumulative` for a kept table.
     """
     n, L = sorted_sq.shape
-    gaussian = gaussian_factor(sigma)
+    return dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights,
+                                L, np.zeros(n), np.zeros(1))
+
+
+@njit(cache=True)
+def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
+    """Row weights relative to the nearest, into ``w``: ``(end, phi, tail)``.
+
+    ``end``: the weights from there on are negligible (:data:`LOG_NEGLIGIBLE`); ``phi``: the
+    ball kernel's relative floor weight when ``floor_mode`` (``w`` then holds the excess over
+    it), else 0; ``tail``: an upper bound on the relative weight of any point beyond the row.
+    """
+    L = sq.size
+    phi = 0.0
+    if kernel == BALL:  # 1 inside the ball and epsilon outside, relative to the nearest
+        end = L
+        radius2 = ball_radius2(sigma)
+        inside = radius2 if sq[0] < radius2 else np.inf
+        if floor_mode:
+            phi = epsilon if sq[0] < radius2 else 1.0
+        for r in range(L):
+            w[r] = (1.0 if sq[r] < inside else epsilon) - phi
+        # a point beyond the row is outside the ball (so at the floor) unless the row ends inside
+        tail = (1.0 - phi) if sq[L - 1] < inside else 0.0
+    elif kernel == GAUSSIAN:  # relative to the nearest: never inf - inf (dnn_log_ratio)
+        gaussian = gaussian_factor(sigma)
+        end = np.searchsorted(sq, sq[0] + LOG_NEGLIGIBLE / gaussian, side="right")
+        for r in range(end):
+            w[r] = np.exp((sq[r] - sq[0]) * gaussian)
+        tail = np.exp((sq[L - 1] - sq[0]) * gaussian)
+    else:
+        top = np.sqrt(sq[0])
+        reach = top - LOG_NEGLIGIBLE / sigma
+        end = np.searchsorted(sq, reach * reach, side="right")
+        for r in range(end):
+            w[r] = np.exp((top - np.sqrt(sq[r])) * sigma)
+        tail = np.exp((top - np.sqrt(sq[L - 1])) * sigma)
+    return end, phi, tail
+
+
+@njit(cache=True)
+def dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights,
+                         n_others, floor, bound):
+    """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
+
+    The weights of the points kept in a row are normalised over them (the model of the table);
+    ``bound[0]`` is raised to the largest, over rows, of a bound on the share of the row's weight
+    that the full row would put beyond the table: ``U / (T + U)`` with ``T`` the kept weight and
+    ``U = (n_others - L) K(d_L)``, every dropped point being at least as far as the last kept.
+    0 when ``L == n_others`` (all pairs). The ball kernel's floor is exact instead: with a kept
+    table its rows are normalised over all ``n_others``, ``floor[i]`` receives the floor weight
+    ``W_ij`` of every other ``j``, and ``C`` the running sums of the excess over it; the floor's
+    share of ``E(y)``, ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``.
+    """
+    n, L = sorted_sq.shape
+    floor_mode = kernel == BALL and L < n_others
+    counts = np.bincount(y, minlength=class_weights.size) if floor_mode else np.zeros(0, np.int64)
     w = np.empty(L)
     energy = 0.0
     for i in range(n):
-        sq = sorted_sq[i]
-        # weights below exp(LOG_NEGLIGIBLE) of the nearest's do not change the running sums
-        # in float64 (each is under half an ulp of them): the row's tail from ``end`` is skipped
-        if kernel == BALL:  # 1 inside the ball and epsilon outside, relative to the nearest
-            end = L
-            radius2 = ball_radius2(sigma)
-            inside = radius2 if sq[0] < radius2 else np.inf
-            for r in range(L):
-                w[r] = 1.0 if sq[r] < inside else epsilon
-        elif kernel == GAUSSIAN:  # relative to the nearest: never inf - inf (dnn_log_ratio)
-            end = np.searchsorted(sq, sq[0] + LOG_NEGLIGIBLE / gaussian, side="right")
-            for r in range(end):
-                w[r] = np.exp((sq[r] - sq[0]) * gaussian)
-        else:
-            top = np.sqrt(sq[0])
-            reach = top - LOG_NEGLIGIBLE / sigma
-            end = np.searchsorted(sq, reach * reach, side="right")
-            for r in range(end):
-                w[r] = np.exp((top - np.sqrt(sq[r])) * sigma)
+        end, phi, tail = _row_weights(sorted_sq[i], sigma, kernel, epsilon, w, floor_mode)
         total = 0.0
         for r in range(end):
             total += w[r]
+        if L < n_others:
+            dropped = (n_others - L) * tail
+            if floor_mode:
+                total += n_others * phi
+            if dropped > 0.0:
+                bound[0] = max(bound[0], dropped / (total + dropped))
         inv = 1.0 / total
         c_row = C[i]
         o_row = order[i]
@@ -363,27 +408,51 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
             c_row[r] = acc
             same += wr if y[o_row[r]] == g else 0.0
         c_row[end:] = acc
+        floor[i] = phi * inv
+        if floor_mode:
+            same += floor[i] * (counts[g] - 1)
         energy += same * class_weights[g]
     return energy
 
 
 @njit(cache=True)
-def rows_energy(order, C, z, class_weights):
+def rows_energy(order, C, z, class_weights, floor):
     """``E(z) = sum_i sum_r W_{i, order[i, r]} a_{z_i} [z_i == z_{order[i, r]}]`` from the
-    running sums ``C`` of :func:`dnn_row_cumulative`."""
+    running sums ``C`` of :func:`dnn_table_cumulative`, plus each row's floor weight ``floor[i]``
+    (to every other point) times the class counts."""
     n, L = C.shape
+    counts = np.bincount(z, minlength=class_weights.size)
     e = 0.0
     for i in range(n):
         g = z[i]
         c_row = C[i]
         o_row = order[i]
-        s = 0.0
+        s = floor[i] * (counts[g] - 1)
         prev = 0.0
         for r in range(L):
             s += c_row[r] - prev if z[o_row[r]] == g else 0.0
             prev = c_row[r]
         e += s * class_weights[g]
     return e
+
+
+@njit(cache=True)
+def add_floor_fields(h, z, floor, class_weights):
+    """Add the floor couplings ``floor[i] + floor[j]`` of every pair to local fields ``h``
+    (:func:`~pymc_knn.kernels.energy.local_fields`), through per-class totals of counts and
+    floors."""
+    n, G = h.shape
+    counts = np.zeros(G)
+    totals = np.zeros(G)
+    for j in range(n):
+        counts[z[j]] += 1.0
+        totals[z[j]] += floor[j]
+    for i in range(n):
+        for g in range(G):
+            same = 1.0 if z[i] == g else 0.0
+            h[i, g] += class_weights[g] * (floor[i] * (counts[g] - same)
+                                           + totals[g] - same * floor[i])
+    return h
 
 
 @njit(cache=True)

@@ -177,7 +177,47 @@ def _first_at_least(c, start, target):
 
 
 @njit(cache=True)
-def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng):
+def _grown(bond_src, bond_w):
+    """The bond arrays with twice the room (and at least one more)."""
+    m = bond_src.size + 1
+    return (np.concatenate((bond_src, np.empty(m, np.int64))),
+            np.concatenate((bond_w, np.empty(m))))
+
+
+@njit(cache=True)
+def _floor_events(i, g, rate, floor_i, z, parent, size, equal_classes, n_bonds, bond_src, bond_w,
+                  rng):
+    """The floor's bond events of row ``i`` (see :func:`swendsen_wang_rows`): a Poisson process
+    of rate ``rate`` on a span ``floor_i (n - 1)``, each event at a uniform other point. A pair
+    bonds once however many events it gets; the bonds are recorded (grown as needed) for
+    unequal class weights. Returns ``(n_bonds, bond_src, bond_w)``."""
+    n = z.size
+    span = floor_i * (n - 1)
+    pos = -np.log(1.0 - rng.random()) / rate
+    first = n_bonds
+    while pos < span:
+        j = min(int(rng.random() * (n - 1)), n - 2)
+        j += 1 if j >= i else 0
+        if z[j] == g:
+            _union(parent, size, i, j)
+            if not equal_classes:
+                seen = False  # the same pair twice: one bond
+                for b in range(first, n_bonds):
+                    seen = seen or bond_w[b] == -1.0 - j
+                if not seen:
+                    if n_bonds == bond_src.size:
+                        bond_src, bond_w = _grown(bond_src, bond_w)
+                    bond_src[n_bonds] = i
+                    bond_w[n_bonds] = -1.0 - j  # marks the pair until the row is done
+                    n_bonds += 1
+        pos -= np.log(1.0 - rng.random()) / rate
+    for b in range(first, n_bonds):
+        bond_w[b] = floor_i
+    return n_bonds, bond_src, bond_w
+
+
+@njit(cache=True)
+def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=None):
     """Swendsen-Wang updates on ``z`` in place, from directed weights sorted along each row.
 
     ``C[i, r]`` is the running sum along row ``i`` of the weights of ``i``'s neighbours
@@ -188,8 +228,14 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng):
     Poisson process of rate ``beta a_g`` on the row's cumulative weight. Each event is found by
     an exponential jump and a binary search in ``C``; rows of a normalised kernel hold about
     ``beta a_g`` events, so a sweep costs ``O(n beta log n)`` instead of ``O(n^2)``.
+
+    ``floor[i]`` (optional): a weight ``W_ij`` row ``i`` gives every other point besides ``C``
+    (the ball kernel's floor on a kept table,
+    :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`): its events, ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others.
     """
     n, L = C.shape
+    if floor is None:
+        floor = np.zeros(n)
     amax = class_weights.max()
     equal_classes = class_weights.min() == amax
     parent = np.empty(n, dtype=np.int64)
@@ -223,10 +269,18 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng):
                 if z[j] == g:
                     _union(parent, size, i, j)
                     if not equal_classes:
+                        if n_bonds == bond_src.size:  # floor bonds took room (rare)
+                            bond_src, bond_w = _grown(bond_src, bond_w)
                         bond_src[n_bonds] = i
                         bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
                         n_bonds += 1
                 base = c_row[t]
                 t += 1
+            if floor[i] > 0.0:
+                n_bonds, bond_src, bond_w = _floor_events(i, g, rate, floor[i], z, parent, size,
+                                                          equal_classes, n_bonds, bond_src,
+                                                          bond_w, rng)
+        if bonds.size < bond_src.size:
+            bonds = np.arange(bond_src.size)
         _relabel(parent, label, z, bonds, n_bonds, bond_src, bond_w, logw, beta, class_weights,
                  equal_classes, rng)

@@ -30,6 +30,8 @@ __all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "cur
 
 MAX_ITERATIONS_PER_DRAW = 1000
 """Default bound on the iterations per draw chosen during tuning."""
+DNN_COVER_MARGIN = 1.5
+"""During tuning a kept d-nn table is widened to cover this factor beyond the sigma visited."""
 PRIOR_CHECK_DRAWS = 1000
 """Prior draws that check a beta, k or sigma given as an expression stays in range."""
 START_JITTER = 0.2
@@ -71,10 +73,16 @@ def _field(term, y) -> mcmc.Field:
     if term.is_knn:
         kind = mcmc.KNN_EQUAL if g.kind == "equal" else mcmc.KNN_SYMMETRISED
         return mcmc.Field(kind, g.neighbours, g.reverse_rank, none_order, np.zeros((0, 0)), 0, 0.0,
-                          a, y, g.energy_all_k(y, a), g.k_max, beta_max)
+                          a, y, g.energy_all_k(y, a), g.k_max, beta_max, 0, _new_dropped())
     order, sorted_sq = g.sorted_rows()
     return mcmc.Field(mcmc.DNN, none_i, none_i, order, sorted_sq, DNN_KERNELS[g.kernel],
-                      g.epsilon, a, y, np.zeros(0), 0, beta_max)
+                      g.epsilon, a, y, np.zeros(0), 0, beta_max, g.n_points - 1, _new_dropped())
+
+
+def _new_dropped() -> np.ndarray:
+    """The kernel's record of a draw's couplings: the largest bound on a row's dropped weight,
+    and the largest and smallest sigma asked for."""
+    return np.array([0.0, -np.inf, np.inf])
 
 
 @dataclass
@@ -88,6 +96,7 @@ class ChainState:
     relaxed: bool = True  # the latest relaxation check passed within MAX_AUX_SWEEPS
     started: bool = False
     warned: bool = False
+    warned_dropped: bool = False
 
 
 @dataclass_state
@@ -117,6 +126,7 @@ class PottsStep(BlockedStep):
         "aux_exact": (bool, []),
         "aux_energy": (np.float64, []),
         "bridge_sweeps": (np.int64, []),
+        "dnn_dropped": (np.float64, []),
     }
     _bridge0, _adapt_bridge, _max_bridge = 0, False, MAX_BRIDGE
 
@@ -481,6 +491,7 @@ class PottsStep(BlockedStep):
                                 noise, self.rng))
         if status == mcmc.PAST_BETA_MAX:
             raise self._beta_error(state[1])
+        dropped = self._check_dropped(tuning)
         if n_inexact and self.sampler == "cftp" and not chain.warned:
             warn_not_exact(type(self).__name__, self.max_sweeps)
             chain.warned = True
@@ -492,6 +503,7 @@ class PottsStep(BlockedStep):
             "scaling": a.scale if self._free.size else 0.0,
             "graph_step": float(proposal.step[0]) if self._graph.size else 0.0,
             "bridge_sweeps": bridged,
+            "dnn_dropped": dropped,
             **self._aux_stats(n_draws, sweeps, n_inexact, aux_energy),
         }
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
@@ -500,6 +512,33 @@ class PottsStep(BlockedStep):
                 self._relax(chain, max(state[1], a.window_beta_max), state[2])
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
+
+    def _check_dropped(self, tuning) -> float:
+        """A kept d-nn table's bound on the weight a row left out in this draw's couplings.
+        During tuning a bound past ``drop_tol`` widens the table to cover the sigma visited
+        (with a margin); after tuning it is recorded and warned about once."""
+        f, g = self.field, self.term.graph
+        dropped, largest, smallest = (float(v) for v in f.dropped)
+        f.dropped[:] = _new_dropped()
+        if self.term.is_knn or not g.sparse or dropped <= g.drop_tol:
+            return dropped
+        if tuning:
+            if g.kernel == "exponential":
+                grew = g.cover(smallest / DNN_COVER_MARGIN)
+            else:
+                grew = g.cover(largest * DNN_COVER_MARGIN)
+            if grew:
+                self.field = _field(self.term, f.y)
+        elif not self.chain.warned_dropped:
+            warnings.warn(
+                f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each point, "
+                f"which leaves out up to {dropped:.3g} of a row's weight at the sigma this chain "
+                f"visits, above drop_tol = {g.drop_tol:g} (recorded as dnn_dropped in "
+                "sample_stats): the samples are of the kept model. Tune longer, or give the "
+                "likelihood sigma_max= (the largest sigma of the posterior)",
+                UserWarning, stacklevel=2)
+            self.chain.warned_dropped = True
+        return dropped
 
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
         exact = self.sampler in ("cftp", "enumerate") and n_inexact == 0
@@ -746,6 +785,33 @@ class PseudoLikelihoodMetropolis(PottsStep):
     @staticmethod
     def competence(var, has_grad):
         return Competence.COMPATIBLE if _is_potts_parameter(var) else Competence.INCOMPATIBLE
+
+    def _check_dropped(self, tuning) -> float:
+        """A kept d-nn table's bound on the weight a row left out in this draw's couplings.
+        During tuning a bound past ``drop_tol`` widens the table to cover the sigma visited
+        (with a margin); after tuning it is recorded and warned about once."""
+        f, g = self.field, self.term.graph
+        dropped, largest, smallest = (float(v) for v in f.dropped)
+        f.dropped[:] = _new_dropped()
+        if self.term.is_knn or not g.sparse or dropped <= g.drop_tol:
+            return dropped
+        if tuning:
+            if g.kernel == "exponential":
+                grew = g.cover(smallest / DNN_COVER_MARGIN)
+            else:
+                grew = g.cover(largest * DNN_COVER_MARGIN)
+            if grew:
+                self.field = _field(self.term, f.y)
+        elif not self.chain.warned_dropped:
+            warnings.warn(
+                f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each point, "
+                f"which leaves out up to {dropped:.3g} of a row's weight at the sigma this chain "
+                f"visits, above drop_tol = {g.drop_tol:g} (recorded as dnn_dropped in "
+                "sample_stats): the samples are of the kept model. Tune longer, or give the "
+                "likelihood sigma_max= (the largest sigma of the posterior)",
+                UserWarning, stacklevel=2)
+            self.chain.warned_dropped = True
+        return dropped
 
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
         return {"aux_sampler": "none", "aux_sweeps": 0.0, "aux_exact": True,
