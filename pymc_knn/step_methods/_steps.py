@@ -540,7 +540,10 @@ _PARAMETERS = """
     tune : bool, default=True
         Adapt the proposal and the iterations per draw during pm.sample's tuning draws; False
         keeps ``proposal_sd``, ``k_radius`` and ``iterations_per_draw`` (default 1) fixed.
+"""
 
+# after each step's own parameters (numpydoc: Parameters before Notes)
+_NOTES = """
     Notes
     -----
     Moves (see docs/inference.md): with probability 1/2 the continuous parameters move by a
@@ -589,7 +592,7 @@ class Exchange(PottsStep):
         Fix ``m`` for every ``k`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
-    """
+    """ + _NOTES
 
     name = "exchange"
     method = mcmc.EXCHANGE
@@ -621,8 +624,7 @@ class Moller(PottsStep):
     is accepted with the ratio as corrected by Segerie and Peyrot (section 3.2)::
 
         q(y|theta') pi(theta') q(z'|theta_hat) q(z|theta) h(theta|theta')
-        ------------------------------------------------------------------
-        q(y|theta)  pi(theta)  q(z|theta_hat)  q(z'|theta') h(theta'|theta)
+        / [q(y|theta) pi(theta) q(z|theta_hat) q(z'|theta') h(theta'|theta)]
 
     The plug-in starts at the maximum pseudo-likelihood estimate (or ``plug_in``) and, when
     ``adapt_plug_in``, is replaced during tuning, at the end of every adaptation window, by the
@@ -637,7 +639,7 @@ class Moller(PottsStep):
         Update the plug-in during tuning.
     plug_in_beta_max : float, default=4.0
         Upper end of the pseudo-likelihood search for ``beta_hat``.
-    """
+    """ + _NOTES
 
     name = "moller"
     method = mcmc.MOLLER
