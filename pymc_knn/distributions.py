@@ -425,9 +425,11 @@ def _is_missing_part(rv) -> bool:
 
 def potts_terms(model) -> list:
     """The Potts-likelihood random variables of a model (observed or not): for labels with
-    missing values, the observed part (which carries the term's log density)."""
-    return [rv for rv in model.basic_RVs
-            if potts_node(rv) is not None and not _is_missing_part(rv)]
+    missing values, the observed part (which carries the term's log density). Each once:
+    PyMC 5.28's ``sample_posterior_predictive`` appends the observed variables to
+    ``model.observed_RVs`` again (its ``observed_vars += ...`` extends the model's own list)."""
+    return list(dict.fromkeys(rv for rv in model.basic_RVs
+                              if potts_node(rv) is not None and not _is_missing_part(rv)))
 
 
 def term_name(rv) -> str:
