@@ -17,7 +17,7 @@ sys.path.insert(0, str(HERE.parent))
 
 project = "pymc-knn"
 author = "pymc-knn developers"
-copyright = "2026, pymc-knn developers"  # noqa: A001
+copyright = "2026, pymc-knn developers"
 version = release = pymc_knn.__version__
 
 extensions = [
@@ -71,7 +71,7 @@ intersphinx_timeout = 30
 
 def _reachable(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url + "objects.inv", timeout=10):  # noqa: S310
+        with urllib.request.urlopen(url + "objects.inv", timeout=10):
             return True
     except (OSError, ValueError):
         return False

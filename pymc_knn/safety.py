@@ -152,9 +152,9 @@ def _refusing_external_nuts(original):
                 raise ValueError(
                     f"nuts_sampler={nuts_sampler!r}: {params} are parameters of a PottsKNN or "
                     "DistanceNN likelihood, whose normalising constant is intractable; an external "
-                    "NUTS sampler would sample its unnormalised logp (and k is discrete). Leave "
-                    "nuts_sampler at 'pymc': pm.sample assigns pk.Exchange to them (and NUTS to "
-                    "the model's other continuous variables)")
+                    "NUTS sampler would sample its unnormalised logp (and a kNN term's k is "
+                    "discrete). Leave nuts_sampler at 'pymc': pm.sample assigns pk.Exchange to "
+                    "them (and NUTS to the model's other continuous variables)")
         return original(*args, **kwargs)
 
     sample._pymc_knn_checked = True
