@@ -253,6 +253,20 @@ def beta_max(graph: NeighbourGraph, theta, *, n_classes: int = 2, tol: float = D
     ValueError
         If no curve reaches ``1 - tol`` on the grid (extend the grid), or on invalid input.
 
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, *_ = pk.datasets.load_ripley("train")
+    >>> bmax = pk.beta_max(pk.KNNGraph(X, k_max=125), [1, 13, 125], random_seed=1)
+    >>> 2.5 <= bmax <= 3.2
+    True
+
     Notes
     -----
     Near 1 the curve is flat, so Monte Carlo noise moves the first crossing by a grid step or

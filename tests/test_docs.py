@@ -104,3 +104,57 @@ def test_api_reference_lists_every_public_name():
         assert f".. automodule:: pymc_knn.{name}" in api
         missing = [n for n in module.__all__ if n not in listed]
         assert not missing, f"docs/api.md does not list pymc_knn.{name}.{missing}"
+
+
+# --- the Examples sections of the API reference ------------------------------------------------
+
+def _public_objects():
+    import importlib
+
+    import pymc_knn
+
+    out = {}
+    for name in pymc_knn.__all__:
+        obj = getattr(pymc_knn, name)
+        if isinstance(obj, type(pymc_knn)):
+            for member in obj.__all__:
+                out[f"{name}.{member}"] = getattr(obj, member)
+        else:
+            out[name] = obj
+    plots = importlib.import_module("pymc_knn.plots")
+    out.update({f"plots.{m}": getattr(plots, m) for m in plots.__all__})
+    return out
+
+
+# docstrings whose examples sample (an estimator's fit): slow
+SLOW_DOCSTRINGS = {"BayesianKNNClassifier"}
+
+
+def _docstring_params():
+    import doctest
+
+    finder = doctest.DocTestFinder(recurse=False)
+    params = []
+    for name, obj in _public_objects().items():
+        tests = [t for t in finder.find(obj, name) if t.examples]
+        if tests:
+            marks = [pytest.mark.slow] if name in SLOW_DOCSTRINGS else []
+            params.append(pytest.param(tests, id=name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("tests", _docstring_params())
+def test_docstring_examples_run(tests, tmp_path, monkeypatch):
+    """The ``>>>`` examples of the public docstrings run and print what they say (doctest, with
+    ELLIPSIS and NORMALIZE_WHITESPACE; ``# doctest: +SKIP`` on the lines that sample)."""
+    import doctest
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.chdir(tmp_path)
+    runner = doctest.DocTestRunner(
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    for test in tests:
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -592,7 +592,29 @@ class Exchange(PottsStep):
         Fix ``m`` for every ``k`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
-    """ + _NOTES
+    """ + _NOTES + """
+    References
+    ----------
+    .. [1] Murray, I., Ghahramani, Z. and MacKay, D. J. C. (2006). MCMC for doubly-intractable
+       distributions. *Proceedings of the 22nd Conference on Uncertainty in Artificial
+       Intelligence*, 359-366.
+    .. [2] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+
+    Examples
+    --------
+    ``pm.sample()`` assigns it by itself; given explicitly, with exact auxiliary draws:
+
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 2.8)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    ...     step = pk.Exchange(sampler="cftp")
+    ...     idata = pm.sample(step=step, random_seed=1)  # doctest: +SKIP
+    """
 
     name = "exchange"
     method = mcmc.EXCHANGE
@@ -639,7 +661,16 @@ class Moller(PottsStep):
         Update the plug-in during tuning.
     plug_in_beta_max : float, default=4.0
         Upper end of the pseudo-likelihood search for ``beta_hat``.
-    """ + _NOTES
+    """ + _NOTES + """
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+    .. [2] Møller, J., Pettitt, A. N., Reeves, R. and Berthelsen, K. K. (2006). An efficient
+       Markov chain Monte Carlo method for distributions with intractable normalising constants.
+       *Biometrika* 93(2), 451-458.
+    """
 
     name = "moller"
     method = mcmc.MOLLER
