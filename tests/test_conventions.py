@@ -204,3 +204,30 @@ def test_progress_bar_draws_in_a_terminal_only(capsys):
 
     assert list(progress(range(5), 5, "test")) == list(range(5))
     assert capsys.readouterr().out == ""  # a captured stream is not a terminal
+
+
+def test_prediction_over_many_points_has_a_progress_bar(data, fitted, monkeypatch):
+    """predictive_summary and predict_proba show a bar over the points from PROGRESS_POINTS new
+    points on, in at least PROGRESS_STEPS chunks; the results do not depend on it."""
+    from pymc_knn import predict
+
+    X, _ = data
+    model, idata = fitted
+    shown = []
+
+    def recording(items, total, description, enabled=True):
+        shown.append((description, total))
+        yield from items
+
+    monkeypatch.setattr(predict, "progress", recording)
+    rng = np.random.default_rng(0)
+    X_new = rng.uniform(X.min(0), X.max(0), size=(predict.PROGRESS_POINTS, 2))
+    with_bar = pk.predictive_summary(idata, X_new, model=model)
+    without = pk.predictive_summary(idata, X_new, model=model, progressbar=False)
+    proba = pk.predict_proba(idata, X_new[:4000], model=model)  # below the threshold: no bar
+    assert shown == [("predictive summary", predict.PROGRESS_STEPS)]
+    for name in ("proba", "lower", "upper"):
+        np.testing.assert_array_equal(with_bar[name], without[name])
+    np.testing.assert_allclose(proba.mean(("chain", "draw")), with_bar["proba"][:4000])
+    pk.predict_proba(idata, X_new, model=model, lazy=False)
+    assert shown[-1] == ("predict_proba", predict.PROGRESS_STEPS)
