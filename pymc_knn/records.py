@@ -3,9 +3,9 @@
 ``pm.sample`` (any PyMC route that builds an InferenceData from a model) stores, for each
 observed ``PottsKNN`` or ``DistanceNN`` term ``y``, the training covariates as given in
 ``constant_data["y_X"]`` (dims: the points' dim of ``observed_data["y"]``, ``y_dim_0`` unless
-``dims=`` named it, and ``y_feature``), with the term's options and the names of the posterior variables that are its
-``beta`` and ``theta`` as JSON in the attribute ``pymc_knn``. :func:`term_from_idata` rebuilds the
-term from them, after ``az.from_netcdf`` too.
+``dims=`` named it, and ``y_feature``), with the term's options and the names of the posterior
+variables that are its ``beta`` and ``theta`` as JSON in the attribute ``pymc_knn``.
+:func:`term_from_idata` rebuilds the term from them, after ``az.from_netcdf`` too.
 """
 
 from __future__ import annotations
