@@ -4,8 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test test-slow test-boundscheck bench lint wheel-check clean
+.PHONY: demo test test-slow test-all test-boundscheck bench lint docs wheel-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +19,11 @@ $(DEV_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,dev]"
 	touch $(DEV_STAMP)
 
+# Sphinx, pydata-sphinx-theme, myst-nb and numpydoc (the `docs` extra), for `make docs`
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,docs]"
+	touch $(DOCS_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/python -m pymc_knn demo --out demo-output
 
@@ -26,6 +32,9 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
+
+# the default tests, then the slow statistical suite (the two speeds of the README)
+test-all: test test-slow
 
 # the default tests with every numba array access bounds-checked (own cache: other machine code)
 test-boundscheck: $(STAMP)
@@ -36,12 +45,17 @@ bench: $(STAMP)
 
 # ruff's rules (pyproject.toml [tool.ruff]) on the code, then mypy on the package
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check pymc_knn tests benchmarks .ci
+	$(BIN)/ruff check pymc_knn tests benchmarks docs .ci
 	$(BIN)/mypy
+
+# the documentation site in docs/_build/html; every warning is an error (intersphinx needs the
+# network). The notebooks are rendered with their stored outputs, not executed.
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # build the wheel and sdist, twine check, install each in a clean venv and run .ci/smoke.py
 wheel-check: $(DEV_STAMP)
 	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) .ci/wheel_check.sh
 
 clean:
-	rm -rf $(VENV) demo-output dist
+	rm -rf $(VENV) demo-output dist docs/_build docs/generated

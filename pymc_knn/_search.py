@@ -115,7 +115,7 @@ class NeighbourSearch:
         self.algorithm = algorithm
         self.engine = (choose_engine(n, p, K) if algorithm in ("exact", "approximate")
                        else algorithm)
-        self._tree = None
+        self._tree: _Tree | None = None
 
     def __getstate__(self):
         state = self.__dict__.copy()

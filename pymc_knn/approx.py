@@ -361,6 +361,19 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     Korea
         ``.posterior`` (an xarray Dataset over ``k``), ``.predictive_summary``,
         ``.predict_proba`` and ``.predict``.
+
+    References
+    ----------
+    .. [1] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> approx = pk.korea(X, y, standardize=False)
+    >>> approx.posterior.sizes["k"] >= 1
+    True
     """
     if neighbours not in KNN_KINDS:
         raise ValueError(f"neighbours must be one of {KNN_KINDS}, got {neighbours!r}")

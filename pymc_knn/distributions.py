@@ -324,6 +324,31 @@ class PottsKNN(_PottsDistribution):
         a prior on beta that reaches past it.
     observed : array_like of int
         Labels in ``0..G-1``.
+
+    See Also
+    --------
+    DistanceNN : the distance-weighted models of Friel and Pettitt (2011).
+    Exchange : the step ``pm.sample`` assigns to ``beta`` and ``k``.
+    predict_proba : posterior predictive probabilities of new points.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+    .. [2] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    >>> idata = pm.sample(model=model, random_seed=1)  # doctest: +SKIP
     """
 
     def __new__(cls, name, X, beta, k, *, neighbours="symmetrised", class_weights=None,
@@ -390,6 +415,27 @@ class DistanceNN(_PottsDistribution):
         ``sigma`` the kept table covers from the start (exponential kernel: the smallest rate).
     working_memory : float, optional
         MiB the kept table may take (default scikit-learn's ``working_memory``, 1024).
+
+    See Also
+    --------
+    PottsKNN : the kNN model of Cucala et al. (2009).
+
+    References
+    ----------
+    .. [1] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     sigma = pm.HalfNormal("sigma", 1.0)
+    ...     labels = pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel="gaussian",
+    ...                            observed=y)
+    >>> idata = pm.sample(model=model, random_seed=1)  # doctest: +SKIP
     """
 
     def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
@@ -436,9 +482,11 @@ def _is_missing_part(rv) -> bool:
 
 def potts_terms(model) -> list:
     """The Potts-likelihood random variables of a model (observed or not): for labels with
-    missing values, the observed part (which carries the term's log density)."""
-    return [rv for rv in model.basic_RVs
-            if potts_node(rv) is not None and not _is_missing_part(rv)]
+    missing values, the observed part (which carries the term's log density). Each once:
+    PyMC 5.28's ``sample_posterior_predictive`` appends the observed variables to
+    ``model.observed_RVs`` again (its ``observed_vars += ...`` extends the model's own list)."""
+    return list(dict.fromkeys(rv for rv in model.basic_RVs
+                              if potts_node(rv) is not None and not _is_missing_part(rv)))
 
 
 def term_name(rv) -> str:

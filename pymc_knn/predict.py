@@ -40,6 +40,7 @@ import xarray as xr
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.traversal import ancestors
 
+from ._progress import progress
 from ._validation import as_float, check_covariates, working_memory_bytes
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph, knn_graph_bytes
 from .kernels import predictive as _k
@@ -275,6 +276,23 @@ def _chunks(m: int, per_point: int, budget: int, fixed: int = 0):
     return _slices(m, max(1, min(m, room // max(per_point, 1))))
 
 
+# a progress bar over the points from this many new points on, in at least PROGRESS_STEPS chunks
+PROGRESS_POINTS = 10_000
+PROGRESS_STEPS = 20
+
+
+def _progress_slices(slices, m: int, progressbar: bool, description: str):
+    """``slices`` (split finer when too few for a useful bar) behind a progress bar, when
+    ``progressbar`` and the prediction has at least ``PROGRESS_POINTS`` points."""
+    if not progressbar or m < PROGRESS_POINTS:
+        return slices
+    if len(slices) < PROGRESS_STEPS:
+        size = -(-m // PROGRESS_STEPS)
+        slices = [slice(a, min(s.stop, a + size)) for s in slices
+                  for a in range(s.start, s.stop, size)]
+    return progress(slices, len(slices), description)
+
+
 def _work_slices(m: int, per_item: int):
     """Slices of ``m`` items of ``per_item`` kernel weights each, ``WORK_ELEMENTS`` a call."""
     return _slices(m, max(1, WORK_ELEMENTS // max(per_item, 1)))
@@ -298,7 +316,8 @@ def _class_coord(G: int, classes):
 
 
 def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
-                  sweeps=20, random_seed=None, lazy=None, working_memory=None) -> xr.DataArray:
+                  sweeps=20, random_seed=None, lazy=None, working_memory=None,
+                  progressbar=True) -> xr.DataArray:
     """Class probabilities of new points for every posterior draw (000 eq. 5).
 
     Parameters
@@ -340,6 +359,9 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         scikit-learn's setting (``sklearn.get_config()["working_memory"]``, 1024). The
         returned array is not counted: eager, it takes its full size; lazy, dask computes one
         chunk per thread at a time.
+    progressbar : bool, default=True
+        Show a progress bar over the points of an eager independent prediction of at least
+        ``PROGRESS_POINTS`` (10,000) points (in a terminal or notebook only; transient).
 
     Returns
     -------
@@ -384,7 +406,8 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         data = da.concatenate(blocks, axis=2)
     else:
         data = np.empty((C, D, m, G))
-        for s in _chunks(m, per_point, budget, fixed):
+        for s in _progress_slices(_chunks(m, per_point, budget, fixed), m, progressbar,
+                                  "predict_proba"):
             data[:, :, s] = block(X_new[s])
     out = xr.DataArray(data, coords=coords, dims=dims, name=name)
     out.attrs["method"] = "independent (Cucala et al. 2009, eq. 5)"
@@ -507,7 +530,7 @@ def _check_ci(ci_prob) -> float:
 
 
 def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
-                       classes=None, working_memory=None) -> xr.Dataset:
+                       classes=None, working_memory=None, progressbar=True) -> xr.Dataset:
     """Posterior predictive summary of new points, streamed over draws and chunks of points.
 
     Parameters
@@ -522,6 +545,9 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
         ``array.chunk-size``); default scikit-learn's setting
         (``sklearn.get_config()["working_memory"]``, 1024). The ``(point, class)`` results
         are not counted.
+    progressbar : bool, default=True
+        Show a progress bar over the points when there are at least ``PROGRESS_POINTS``
+        (10,000) of them (in a terminal or notebook only; transient).
 
     Returns
     -------
@@ -548,13 +574,13 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     mean, lower, upper = summarize_mixture(
         lambda X: post.strengths(X, thetas), X_new, thetas.size, t_index, beta,
         counts.astype(np.float64), post.term.n_classes, post.term.is_knn, post.query_bytes(),
-        ci_prob, budget, post.fixed_bytes(thetas.size))
+        ci_prob, budget, post.fixed_bytes(thetas.size), progressbar=progressbar)
     classes = _class_coord(post.term.n_classes, classes)
     return _summary_dataset(mean, lower, upper, classes, ci_prob)
 
 
 def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_knn,
-                      query_bytes, ci_prob, budget, fixed=0):
+                      query_bytes, ci_prob, budget, fixed=0, progressbar=False):
     """Mean and equal-tailed interval of class probabilities under a weighted set of draws.
 
     ``strengths(X)`` gives ``h[a, t, g]`` for ``n_thetas`` thetas; draw ``u`` has ``beta[u]``,
@@ -573,7 +599,8 @@ def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_
     per_point = query_bytes + 8 * G * (n_thetas + 3)  # query, strengths, the kernel's results
     if not two:  # each thread sorts one point's distinct draws at a time
         fixed += numba.get_num_threads() * 8 * beta.size * (G + 3)
-    for s in _chunks(m, per_point, budget, fixed):
+    for s in _progress_slices(_chunks(m, per_point, budget, fixed), m, progressbar,
+                              "predictive summary"):
         h = strengths(X_new[s])
         if two:
             mean[s], lower[s], upper[s] = _k.summaries_two_classes(h, beta, cumw, bounds,

@@ -2,10 +2,10 @@
 
 ``pm.sample`` (any PyMC route that builds an InferenceData from a model) stores, for each
 observed ``PottsKNN`` or ``DistanceNN`` term ``y``, the training covariates as given in
-``constant_data["y_X"]`` (dims ``y_dim_0``, the points as in ``observed_data["y"]``, and
-``y_feature``), with the term's options and the names of the posterior variables that are its
-``beta`` and ``theta`` as JSON in the attribute ``pymc_knn``. :func:`term_from_idata` rebuilds the
-term from them, after ``az.from_netcdf`` too.
+``constant_data["y_X"]`` (dims: the points' dim of ``observed_data["y"]``, ``y_dim_0`` unless
+``dims=`` named it, and ``y_feature``), with the term's options and the names of the posterior
+variables that are its ``beta`` and ``theta`` as JSON in the attribute ``pymc_knn``.
+:func:`term_from_idata` rebuilds the term from them, after ``az.from_netcdf`` too.
 """
 
 from __future__ import annotations
@@ -35,8 +35,13 @@ def _parameter(model, var) -> dict | None:
         return None
 
 
-def training_data(model) -> dict:
-    """``{name}_X`` DataArrays, one per observed Potts term of ``model``."""
+def training_data(model, dims=None, coords=None) -> dict:
+    """``{name}_X`` DataArrays, one per observed Potts term of ``model``.
+
+    The points' dim is the observed labels' (``dims=`` of the term, or ``idata_kwargs``'s
+    ``dims``; ``dims`` and ``coords`` are those of the InferenceData being built), else
+    ``{name}_dim_0``.
+    """
     from .distributions import missing_labels, potts_node, potts_terms, term_name
 
     out = {}
@@ -49,15 +54,19 @@ def training_data(model) -> dict:
         spec = {**term.spec(), "beta": _parameter(model, node.inputs[2]),
                 "theta": _parameter(model, node.inputs[3]),
                 "missing_labels": [] if missing is None else missing[0].tolist()}
+        label_dims = list((dims if dims is not None else model.named_vars_to_dims).get(name) or [])
+        point = label_dims[0] if len(label_dims) == 1 else f"{name}_dim_0"
+        known = {} if coords is None else coords
         out[covariates_name(name)] = xr.DataArray(
-            term.graph.X_input, dims=(f"{name}_dim_0", f"{name}_feature"),
+            term.graph.X_input, dims=(point, f"{name}_feature"),
+            coords={point: np.asarray(known[point])} if point in known else None,
             attrs={ATTR: json.dumps(spec)})
     return out
 
 
-def with_training_data(dataset, model):
+def with_training_data(dataset, model, dims=None, coords=None):
     """``dataset`` (a constant_data group, or None) with the model's Potts records added."""
-    records = training_data(model)
+    records = training_data(model, dims, coords)
     if not records:
         return dataset
     extra = xr.Dataset(records)

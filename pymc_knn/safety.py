@@ -18,7 +18,10 @@ On import (of ``pymc_knn``):
   (:mod:`pymc_knn._forward`);
 * ``pm.find_MAP`` on a Potts term's parameters and ``pm.sample_smc`` on a model with a Potts term
   raise a ``ValueError`` that names the cause and what to use instead: both would treat the
-  unnormalised logp as the posterior's (find_MAP's beta runs to its prior's bound).
+  unnormalised logp as the posterior's (find_MAP's beta runs to its prior's bound);
+* ``pm.sample(nuts_sampler="nutpie" | "numpyro" | "blackjax")`` on a model whose Potts term has
+  free parameters raises a ``ValueError`` that says why and what to use (PyMC's own message,
+  "can not be sampled with NUTS alone", does not name the term).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import pymc.tuning.starting
 from pymc.util import get_value_vars_from_user_vars
 
 from ._forward import counting_draws
-from .distributions import potts_parameters, potts_terms
+from .distributions import potts_parameter_rvs, potts_parameters, potts_terms
 from .records import with_training_data
 from .step_methods import Exchange, Moller, PottsGibbs, PottsStep, PseudoLikelihoodMetropolis
 from .step_methods._steps import _MODEL
@@ -137,10 +140,32 @@ def _refusing_smc(original):
     return sample_smc
 
 
+def _refusing_external_nuts(original):
+    @functools.wraps(original)
+    def sample(*args, **kwargs):
+        nuts_sampler = kwargs.get("nuts_sampler", "pymc")
+        if nuts_sampler != "pymc":
+            model = pm.modelcontext(kwargs.get("model"))
+            params = sorted({v.name for t in potts_terms(model)
+                             for v in potts_parameter_rvs(model, t)})
+            if params:
+                raise ValueError(
+                    f"nuts_sampler={nuts_sampler!r}: {params} are parameters of a PottsKNN or "
+                    "DistanceNN likelihood, whose normalising constant is intractable; an external "
+                    "NUTS sampler would sample its unnormalised logp (and a kNN term's k is "
+                    "discrete). Leave nuts_sampler at 'pymc': pm.sample assigns pk.Exchange to "
+                    "them (and NUTS to the model's other continuous variables)")
+        return original(*args, **kwargs)
+
+    sample._pymc_knn_checked = True
+    return sample
+
+
 def _recording_constant_data(original):
     @functools.wraps(original)
     def constant_data_to_xarray(self):
-        return with_training_data(original(self), self.model)
+        return with_training_data(original(self), self.model, getattr(self, "dims", None),
+                                  getattr(self, "coords", None))
 
     constant_data_to_xarray._pymc_knn_checked = True
     return constant_data_to_xarray
@@ -172,5 +197,6 @@ def install() -> None:
            (_arviz.InferenceDataConverter, "constant_data_to_xarray"))
     _patch(_refusing_smc, (pymc.smc.sampling, "sample_smc"), (pymc.smc, "sample_smc"),
            (pm, "sample_smc"))
+    _patch(_refusing_external_nuts, (_mcmc, "sample"), (pymc.sampling, "sample"), (pm, "sample"))
     for name in ("sample_posterior_predictive", "sample_prior_predictive", "draw"):
         _patch(counting_draws, (_forward, name), (pymc.sampling, name), (pm, name))

@@ -613,7 +613,10 @@ _PARAMETERS = """
     tune : bool, default=True
         Adapt the proposal and the iterations per draw during pm.sample's tuning draws; False
         keeps ``proposal_sd``, ``k_radius`` and ``iterations_per_draw`` (default 1) fixed.
+"""
 
+# after each step's own parameters (numpydoc: Parameters before Notes)
+_NOTES = """
     Notes
     -----
     Moves (see docs/inference.md): with probability 1/2 the continuous parameters move by a
@@ -662,6 +665,28 @@ class Exchange(PottsStep):
         Fix ``m`` for every ``k`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
+    """ + _NOTES + """
+    References
+    ----------
+    .. [1] Murray, I., Ghahramani, Z. and MacKay, D. J. C. (2006). MCMC for doubly-intractable
+       distributions. *Proceedings of the 22nd Conference on Uncertainty in Artificial
+       Intelligence*, 359-366.
+    .. [2] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+
+    Examples
+    --------
+    ``pm.sample()`` assigns it by itself; given explicitly, with exact auxiliary draws:
+
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 2.8)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    ...     step = pk.Exchange(sampler="cftp")
+    ...     idata = pm.sample(step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "exchange"
@@ -694,8 +719,7 @@ class Moller(PottsStep):
     is accepted with the ratio as corrected by Segerie and Peyrot (section 3.2)::
 
         q(y|theta') pi(theta') q(z'|theta_hat) q(z|theta) h(theta|theta')
-        ------------------------------------------------------------------
-        q(y|theta)  pi(theta)  q(z|theta_hat)  q(z'|theta') h(theta'|theta)
+        / [q(y|theta) pi(theta) q(z|theta_hat) q(z'|theta') h(theta'|theta)]
 
     The plug-in starts at the maximum pseudo-likelihood estimate (or ``plug_in``) and, when
     ``adapt_plug_in``, is replaced during tuning, at the end of every adaptation window, by the
@@ -710,6 +734,15 @@ class Moller(PottsStep):
         Update the plug-in during tuning.
     plug_in_beta_max : float, default=4.0
         Upper end of the pseudo-likelihood search for ``beta_hat``.
+    """ + _NOTES + """
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+    .. [2] Møller, J., Pettitt, A. N., Reeves, R. and Berthelsen, K. K. (2006). An efficient
+       Markov chain Monte Carlo method for distributions with intractable normalising constants.
+       *Biometrika* 93(2), 451-458.
     """
 
     name = "moller"
