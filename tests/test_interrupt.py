@@ -172,7 +172,7 @@ class SlowAfter(pk.Exchange):
     def step(self, point):
         self.done = getattr(self, "done", 0) + 1
         if self.done == KEEP + 1:
-            self.aux = self.aux._replace(max_sweeps=1 << 26)
+            self.chain.aux = self.chain.aux._replace(max_sweeps=1 << 26)
             print("slow", flush=True)
         return super().step(point)
 
