@@ -30,7 +30,7 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from ._validation import check_labels
-from .graphs import KNNGraph
+from .graphs import KNNGraph, NeighbourGraph
 from .normalising import graph_and_classes, quadrature_matrices
 from .terms import PottsTerm
 
@@ -132,7 +132,7 @@ def _energies(graph, y, thetas, a) -> np.ndarray:
 
 class _Problem(NamedTuple):
     surface: _Surface
-    graph: object
+    graph: NeighbourGraph
     y: np.ndarray
     fine: np.ndarray  # fine betas (F,)
     idx: np.ndarray

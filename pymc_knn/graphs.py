@@ -493,7 +493,7 @@ class DistanceGraph(NeighbourGraph):
         self.drop_tol = _check_drop_tol(drop_tol, self.n_points)
         self.working_memory = working_memory
         working_memory_bytes(working_memory)  # a bad budget fails here
-        self._rows = None
+        self._rows: tuple[np.ndarray, np.ndarray] | None = None
         if not self.sparse:
             self.sq_distances = _s.squared_distances(self.X, self.X)
             return
@@ -510,7 +510,7 @@ class DistanceGraph(NeighbourGraph):
     @property
     def width(self) -> int:
         """Others kept per point (``n - 1``: all)."""
-        return self._rows[0].shape[1] if self.sparse else self.n_points - 1
+        return self.sorted_rows()[0].shape[1] if self.sparse else self.n_points - 1
 
     def _build(self, width: int, sigma=None):
         need, budget = dnn_table_bytes(self.n_points, width), working_memory_bytes(
@@ -534,7 +534,7 @@ class DistanceGraph(NeighbourGraph):
         extra = self.n_points - 1 - self.width
         if extra == 0:
             return 0.0 if K == _s.EXPONENTIAL else np.inf
-        sq = self._rows[1]
+        sq = self.sorted_rows()[1]
         log_ratio = np.log(extra / self.drop_tol)
         if K == _s.BALL:
             return float(np.sqrt(sq[:, -1].min()))
