@@ -819,33 +819,6 @@ class PseudoLikelihoodMetropolis(PottsStep):
     def competence(var, has_grad):
         return Competence.COMPATIBLE if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
-    def _check_dropped(self, tuning) -> float:
-        """A kept d-nn table's bound on the weight a row left out in this draw's couplings.
-        During tuning a bound past ``drop_tol`` widens the table to cover the sigma visited
-        (with a margin); after tuning it is recorded and warned about once."""
-        f, g = self.field, self.term.graph
-        dropped, largest, smallest = (float(v) for v in f.dropped)
-        f.dropped[:] = _new_dropped()
-        if self.term.is_knn or not g.sparse or dropped <= g.drop_tol:
-            return dropped
-        if tuning:
-            if g.kernel == "exponential":
-                grew = g.cover(smallest / DNN_COVER_MARGIN)
-            else:
-                grew = g.cover(largest * DNN_COVER_MARGIN)
-            if grew:
-                self.field = _field(self.term, f.y)
-        elif not self.chain.warned_dropped:
-            warnings.warn(
-                f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each point, "
-                f"which leaves out up to {dropped:.3g} of a row's weight at the sigma this chain "
-                f"visits, above drop_tol = {g.drop_tol:g} (recorded as dnn_dropped in "
-                "sample_stats): the samples are of the kept model. Tune longer, or give the "
-                "likelihood sigma_max= (the largest sigma of the posterior)",
-                UserWarning, stacklevel=2)
-            self.chain.warned_dropped = True
-        return dropped
-
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
         return {"aux_sampler": "none", "aux_sweeps": 0.0, "aux_exact": True,
                 "aux_energy": np.nan}
