@@ -64,6 +64,9 @@ MAX_AUX_SWEEPS = 1024
 """Most sweeps the tuning gives an approximate auxiliary draw."""
 RELAX_CHAINS = 64
 """Auxiliary chains run by each relaxation check."""
+RELAX_QUANTILE = 0.95
+"""Quantile of beta in the latest window at which relaxation is checked: the field orders, and
+the auxiliary chains relax slowest, toward the top of beta's posterior."""
 RELAX_TOL = 0.1
 """Largest energy bias an auxiliary draw may keep, in stationary sds of the energy. At fixed
 ``theta`` the posterior of ``beta`` has sd ``1 / sd(E)`` and the exchange ratio is linear in the
@@ -153,7 +156,7 @@ class Adaptation:
     tau: float = math.nan
     window_length: int = FIRST_WINDOW
     window_mean: np.ndarray | None = None
-    window_beta_max: float = 0.0
+    window_beta_top: float = 0.0
     _window: list = field(default_factory=list)
     _filled: int = 0
     _updates: int = 0
@@ -272,7 +275,7 @@ class Adaptation:
         rows = np.concatenate([b for b, _ in self._window])
         accepted = sum(a for _, a in self._window)
         self.window_mean = rows[:, :2].mean(axis=0)
-        self.window_beta_max = float(rows[:, 0].max())
+        self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
         self.tau = self._window_tau(block)

@@ -508,8 +508,7 @@ class PottsStep(BlockedStep):
         }
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
             if self._tune_sweeps:
-                # relaxation is slowest where the field orders: check at the window's top beta
-                self._relax(chain, max(state[1], a.window_beta_max), state[2])
+                self._relax(chain, a.window_beta_top, state[2])
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
 
@@ -590,9 +589,11 @@ _PARAMETERS = """
         others run ``sweeps`` sweeps from ``start`` and are approximate.
     sweeps : int, optional
         Sweeps of an approximate auxiliary draw ("swendsen_wang", "gibbs"). By default they are
-        tuned (from 10, at most 1024): whenever an adaptation window closes, 32 auxiliary
-        chains at the chain's current parameters show after how many sweeps their mean energy
-        has settled within 0.1 of its sd; the draws then take that many. An int fixes them.
+        tuned per chain (from 10, never down, at most 1024): whenever an adaptation window
+        closes, 64 auxiliary chains at the current ``k`` (or ``sigma``) and the window's 95%
+        quantile of beta show after how many sweeps their mean energy has settled (within 0.1
+        of its sd, or of what the check resolves); the draws then take that many. An int fixes
+        them.
     start : {"observed", "random"}, default="observed"
         Where an approximate auxiliary chain starts: the observed labels or uniform labels.
     max_sweeps : int, default=16384
