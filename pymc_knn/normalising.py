@@ -19,6 +19,7 @@ reported as a bound (``quad_error``).
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import numpy as np
 import xarray as xr
@@ -31,6 +32,9 @@ __all__ = ["N_BATCHES", "log_normaliser", "quadrature_matrices"]
 
 N_BATCHES = 20
 """Batches of the batch-means standard error at each grid point."""
+HYSTERESIS_Z = 4.0
+"""Gap between the up and down chains' ``log Z``, in units of its Monte Carlo sd, beyond which
+:func:`log_normaliser` warns."""
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -162,16 +166,36 @@ def _progress(progressbar: bool):
                     TimeElapsedColumn(), TimeRemainingColumn(), disable=not progressbar)
 
 
+def _warn_hysteresis(gap, mcse, thetas, betas, parameter) -> None:
+    """Warn when the chains up and down the beta grid give ``log Z`` values further apart than
+    their Monte Carlo errors allow (each direction's is about ``sqrt(2)`` times ``mcse``)."""
+    excess = gap / (2.0 * np.maximum(mcse, 1e-12))
+    if not np.any(excess > HYSTERESIS_Z):
+        return
+    i, j = np.unravel_index(np.argmax(excess), excess.shape)
+    warnings.warn(
+        f"log_normaliser: the chains climbing and descending the beta grid disagree by "
+        f"{gap[i, j]:.3g} nats at {parameter} = {thetas[i]}, beta = {betas[j]:g} ({excess[i, j]:.0f} "
+        "times their Monte Carlo error): an abrupt ordering transition, which a chain crosses "
+        "late in either direction. log Z (their average) is then off by up to half the gap (the "
+        "`hysteresis` coordinate), which `mcse` does not include: raise burn and sweeps, or "
+        "refine the beta grid near the transition", UserWarning, stacklevel=3)
+
+
 def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None = None,
                    class_weights=None, sweeps: int = 400, burn: int = 100, random_seed=None,
                    progressbar: bool = True, cache: bool = True) -> xr.DataArray:
     """``log Z(beta, theta)`` on a grid by path sampling (Cucala et al. 2009, section 3.3).
 
     ``log Z(beta, theta) = n log G + int_0^beta E_u[E(z)] du`` (``Z(0, theta) = G^n`` whatever
-    the class weights). For each ``theta`` one Swendsen-Wang chain starts from uniformly random
-    labels (an exact draw at ``beta = 0``) and climbs the beta grid; at each beta it runs
+    the class weights). For each ``theta`` two Swendsen-Wang chains run along the beta grid,
+    one climbing from uniformly random labels (an exact draw at ``beta = 0``), one descending
+    from all labels in one class (near the law at a high beta); at each beta a chain runs
     ``burn`` sweeps from where the previous beta left it, then averages ``E(z)`` and
-    ``(E(z) - mean)^2`` over ``sweeps`` sweeps. The integral is the trapezoid rule with its
+    ``(E(z) - mean)^2`` over ``sweeps`` sweeps, and the two chains' averages are averaged. Where
+    an abrupt ordering transition holds a chain in its former phase, the two directions
+    disagree: their gap is reported, and warned about beyond ``HYSTERESIS_Z`` of its Monte
+    Carlo sd. The integral is the trapezoid rule with its
     Euler-Maclaurin end correction (the slope of the energy curve is ``Var_beta[E(z)]``): the
     integral of the cubic Hermite interpolant of the curve, error ``O(h^4)`` in the step ``h``.
 
@@ -191,7 +215,8 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
     class_weights : array_like, optional
         Unbalanced-sampling weights ``a_g`` (default all 1).
     sweeps : int, default=400
-        Sweeps averaged at each beta; at least ``2 * N_BATCHES`` (40).
+        Sweeps averaged at each beta by each of the two chains; at least ``2 * N_BATCHES``
+        (40).
     burn : int, default=100
         Sweeps discarded at each beta before averaging. The warm start makes a few enough away
         from the ordering transition; near it, with several classes, Swendsen-Wang relaxes
@@ -215,7 +240,9 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
         errors of the mean energies and variances propagated through the quadrature, treating
         the grid points' estimates as independent); ``quad_error``, a bound on the quadrature
         error (the summed sizes of the Euler-Maclaurin corrections, i.e. the trapezoid rule's
-        error estimate; the corrected rule's own error is of higher order); ``mean_energy``
+        error estimate; the corrected rule's own error is of higher order); ``hysteresis``,
+        half the gap between the ``log Z`` of the climbing and the descending chain (not in
+        ``mcse``: a systematic error where a transition is abrupt); ``mean_energy``
         (``E_beta[E(z)]``), ``mean_energy_mcse``, ``energy_var`` and ``energy_var_mcse``.
         ``attrs``: ``n_points``, ``n_classes``, ``class_weights``, ``parameter``, ``sweeps``,
         ``burn``, ``n_batches``, ``method``. Save with ``.to_netcdf`` and reload with
@@ -244,7 +271,7 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
         return store[key].copy()
     n = graph.n_points
     rngs = np.random.default_rng(random_seed).spawn(t.size)
-    stats = np.empty((4, t.size, b.size))
+    up, down = np.empty((4, t.size, b.size)), np.empty((4, t.size, b.size))
     with _progress(progressbar) as bar:
         task = bar.add_task(f"log Z: {t.size} x {b.size} grid", total=t.size)
         for i, (theta, rng) in enumerate(zip(t.tolist(), rngs)):
@@ -253,25 +280,33 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
                 raise ValueError(
                     "log_normaliser does not carry the ball kernel's floor weight of a kept "
                     "d-nn table: build the DistanceGraph with drop_tol=0 (the dense model)")
-            z = rng.integers(0, G, n)
-            stats[:, i] = energy_path(c.src, c.dst, c.weight, c.uniform_weight, z, b, a, burn,
-                                      sweeps, N_BATCHES, rng)
+            path = (c.src, c.dst, c.weight, c.uniform_weight)
+            up[:, i] = energy_path(*path, rng.integers(0, G, n), b, a, burn, sweeps, N_BATCHES,
+                                   rng)
+            ordered = np.full(n, int(np.argmax(a)), dtype=np.int64)
+            down[:, i] = np.array(energy_path(*path, ordered, b[::-1].copy(), a, burn, sweeps,
+                                              N_BATCHES, rng))[:, ::-1]
             bar.update(task, advance=1)
-    mean, mean_se, var, var_se = stats
+    mean, var = (up[0] + down[0]) / 2, (up[2] + down[2]) / 2
+    mean_se, var_se = np.hypot(up[1], down[1]) / 2, np.hypot(up[3], down[3]) / 2
     log_z, quad = integrate(b, mean, var, n * np.log(G))
+    gap = np.abs(integrate(b, up[0], up[2], 0.0)[0] - integrate(b, down[0], down[2], 0.0)[0])
     Wm, Wv = quadrature_matrices(b)
     mcse = np.sqrt(mean_se**2 @ (Wm**2).T + var_se**2 @ (Wv**2).T)
+    _warn_hysteresis(gap, mcse, t, b, graph.parameter)
     dims = (graph.parameter, "beta")
     out = xr.DataArray(
         log_z, dims=dims, name="log_z",
         coords={"beta": b, graph.parameter: t, "mcse": (dims, mcse), "quad_error": (dims, quad),
+                "hysteresis": (dims, gap / 2),
                 "mean_energy": (dims, mean), "mean_energy_mcse": (dims, mean_se),
                 "energy_var": (dims, var), "energy_var_mcse": (dims, var_se)},
         attrs={"n_points": n, "n_classes": G, "class_weights": a.copy(),
                "parameter": graph.parameter, "sweeps": sweeps, "burn": burn,
                "n_batches": N_BATCHES,
-               "method": "path sampling: Swendsen-Wang mean energy, warm-started up the beta "
-                         "grid; trapezoid rule with Euler-Maclaurin end correction"},
+               "method": "path sampling: Swendsen-Wang mean energy of two chains warm-started "
+                         "up and down the beta grid; trapezoid rule with Euler-Maclaurin end "
+                         "correction"},
     )
     if key is not None:
         store[key] = out

@@ -8,13 +8,14 @@ energy shifted) must fail the same check.
 """
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 
 import pymc_knn as pk
-from pymc_knn.normalising import integrate
+from pymc_knn.normalising import _warn_hysteresis, integrate
 from pymc_knn.testing import exact_posterior
 from pymc_knn.testing import log_normaliser as exact_log_z
 from pymc_knn.testing import state_energies
@@ -116,6 +117,19 @@ def test_log_z_matches_enumeration_at_every_grid_point(system):
     assert lz.dims == (graph(system).parameter, "beta")
     assert agrees(lz, exact_surface(system))
     assert lz.mcse.values.max() < 0.05
+    # no transition on ten points: the chains up and down the grid agree within their error
+    assert np.all(lz.hysteresis.values <= 4 * lz.mcse.values + 1e-12)
+
+
+def test_hysteresis_warning_names_the_worst_point():
+    gap = np.zeros((2, 3))
+    mcse = np.full((2, 3), 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_hysteresis(gap + 0.6, mcse, np.array([3, 4]), np.array([0.0, 1.0, 2.0]), "k")
+    gap[1, 2] = 2.0  # 10 sds of the gap
+    with pytest.warns(UserWarning, match=r"2 nats at k = 4, beta = 2 \(10 times"):
+        _warn_hysteresis(gap, mcse, np.array([3, 4]), np.array([0.0, 1.0, 2.0]), "k")
 
 
 def test_log_z_with_three_classes_and_class_weights():
