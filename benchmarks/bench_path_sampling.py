@@ -22,7 +22,7 @@ import numpy as np
 import pymc_knn as pk
 
 
-def main(sweeps=150, burn=20):
+def main(sweeps=75, burn=50):
     X, y, _, _ = pk.datasets.load_ripley("train")
     X_test, y_test, _, _ = pk.datasets.load_ripley("test")
     graph = pk.KNNGraph(X, k_max=125)
