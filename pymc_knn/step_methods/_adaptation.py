@@ -48,6 +48,7 @@ mode at k = 8 behind a valley at 6-7: see docs/inference.md)."""
 MIN_ACCEPTED = 10
 """Accepted moves a window needs before its covariance is used."""
 MAX_LOG_SCALE = 10.0
+"""Bound on the log of the continuous step (value scale), for a posterior flat to the horizon."""
 TARGET_NOISE = 4.0
 """Variance (nats^2) of a graph move's exchange-ratio noise aimed at by bridging, and the
 variance of a unit move above which bridging starts. With noise of variance ``s^2`` a move is
@@ -72,7 +73,6 @@ RELAX_TOL = 0.1
 ``theta`` the posterior of ``beta`` has sd ``1 / sd(E)`` and the exchange ratio is linear in the
 auxiliary energy, so a bias ``b`` of the draws' energy moves beta's posterior by about
 ``b / sd(E)`` of its sds."""
-"""Bound on the log of the continuous step (value scale), for a posterior flat to the horizon."""
 
 
 def integrated_time(x) -> float:
