@@ -435,10 +435,9 @@ class PottsStep(BlockedStep):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
 
     def _relax(self, chain, beta, theta):
-        """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the
-        fewest (doubling from the current: they never fall, a check being noisy) after which
-        ``RELAX_CHAINS`` auxiliary chains have relaxed (:func:`relaxed`), at most
-        ``MAX_AUX_SWEEPS``."""
+        """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the fewest (doubling from
+        the current: they never fall, a check being noisy) after which ``RELAX_CHAINS``
+        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``."""
         s = chain.aux.sweeps
         while True:
             ok = relaxed(*mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS,
