@@ -309,6 +309,17 @@ class Adaptation:
                 return
             self.shape = chol / np.exp(np.log(np.diag(chol)).mean())
 
+    def theta_range(self, quantiles) -> tuple[float, float]:
+        """Quantiles of ``theta`` (``k`` or ``sigma``) over the latest closed window and the
+        iterations since (``nan`` before any iteration)."""
+        blocks = [b for b, _ in self._window]
+        if self._last_rows is not None:
+            blocks.insert(0, self._last_rows)
+        if not blocks:
+            return math.nan, math.nan
+        low, high = np.quantile(np.concatenate(blocks)[:, 1], quantiles)
+        return float(low), float(high)
+
     def finish(self) -> None:
         """End of tuning: the iterations per draw from the latest closed window and the
         iterations since, pooled (one window's tail autocorrelation is noisy: a single short

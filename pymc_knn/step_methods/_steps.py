@@ -32,6 +32,9 @@ MAX_ITERATIONS_PER_DRAW = 1000
 """Default bound on the iterations per draw chosen during tuning."""
 DNN_COVER_MARGIN = 1.5
 """During tuning a kept d-nn table is widened to cover this factor beyond the sigma visited."""
+COVER_QUANTILES = (0.005, 0.995)
+"""The sigma a kept d-nn table is widened to cover at the end of each tuning window: the window's
+central 99%, times or over ``DNN_COVER_MARGIN``."""
 PRIOR_CHECK_DRAWS = 1000
 """Prior draws that check a beta, k or sigma given as an expression stays in range."""
 START_JITTER = 0.2
@@ -415,6 +418,7 @@ class PottsStep(BlockedStep):
     def stop_tuning(self):
         chain = self.chain
         if self.tune and self.adapt:
+            self._widen(chain)
             chain.adaptation.finish()
             a = chain.adaptation
             if a.adapt_iterations and a.iterations >= a.max_iterations:
@@ -506,28 +510,36 @@ class PottsStep(BlockedStep):
             **self._aux_stats(n_draws, sweeps, n_inexact, aux_energy),
         }
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
+            self._widen(chain)
             if self._tune_sweeps:
                 self._relax(chain, a.window_beta_top, state[2])
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
 
+    def _widen(self, chain) -> None:
+        """Widen a kept d-nn table to cover the sigma of the chain's latest tuning window (its
+        central 99%, with a margin). Tuning draws are discarded, so a sigma a transient visits
+        beyond the table's cover costs nothing; covering it could take every pair."""
+        g = self.term.graph
+        if self.term.is_knn or not g.sparse:
+            return
+        low, high = chain.adaptation.theta_range(COVER_QUANTILES)
+        if not np.isfinite(high):
+            return
+        grew = g.cover(low / DNN_COVER_MARGIN if g.kernel == "exponential"
+                       else high * DNN_COVER_MARGIN)
+        if grew:
+            self.field = _field(self.term, self.field.y)
+
     def _check_dropped(self, tuning) -> float:
-        """A kept d-nn table's bound on the weight a row left out in this draw's couplings.
-        During tuning a bound past ``drop_tol`` widens the table to cover the sigma visited
-        (with a margin); after tuning it is recorded and warned about once."""
+        """A kept d-nn table's bound on the weight a row left out in this draw's couplings;
+        after tuning, one past ``drop_tol`` is warned about once (see :meth:`_widen`)."""
         f, g = self.field, self.term.graph
-        dropped, largest, smallest = (float(v) for v in f.dropped)
+        dropped = float(f.dropped[0])
         f.dropped[:] = _new_dropped()
-        if self.term.is_knn or not g.sparse or dropped <= g.drop_tol:
+        if self.term.is_knn or not g.sparse or dropped <= g.drop_tol or tuning:
             return dropped
-        if tuning:
-            if g.kernel == "exponential":
-                grew = g.cover(smallest / DNN_COVER_MARGIN)
-            else:
-                grew = g.cover(largest * DNN_COVER_MARGIN)
-            if grew:
-                self.field = _field(self.term, f.y)
-        elif not self.chain.warned_dropped:
+        if not self.chain.warned_dropped:
             warnings.warn(
                 f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each point, "
                 f"which leaves out up to {dropped:.3g} of a row's weight at the sigma this chain "
