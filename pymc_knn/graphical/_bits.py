@@ -30,7 +30,7 @@ def popcount(x):
     x = x - ((x >> ONE) & _M1)
     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
     x = (x + (x >> np.uint64(4))) & _M4
-    return int((x * _H01) >> np.uint64(56))
+    return np.int64((x * _H01) >> np.uint64(56))
 
 
 @njit(cache=True)

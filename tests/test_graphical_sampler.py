@@ -1,0 +1,161 @@
+"""Particle Gibbs over decomposable graphs against the exact, enumerated graph posterior."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+import pymc_knn as pk
+from pymc_knn.graphical._bits import mask_of
+from pymc_knn.graphical.decomposable import (adjacency_from_matrix, enumerate_decomposable,
+                                             is_complete, maximal_cliques)
+from pymc_knn.graphical.evidence import class_hyper, new_cache
+from pymc_knn.graphical.particle_gibbs import (draw_elimination_order, draw_neighbours,
+                                               log_q_neighbours, smc_log_normaliser)
+from pymc_knn.graphical.posterior import (edge_inclusion, exact_graph_posterior,
+                                          graph_frequencies, graph_sizes, sample_graphs)
+
+
+def total_variation(draws, graphs, probs):
+    """TV distance between the draws' graph frequencies and an exact distribution on graphs."""
+    unique, freq = graph_frequencies(draws)
+    sampled = {g.tobytes(): f for g, f in zip(unique, freq)}
+    exact = {g.tobytes(): q for g, q in zip(graphs, probs)}
+    assert set(sampled) <= set(exact), "a sampled graph is not decomposable"
+    return 0.5 * sum(abs(sampled.get(key, 0.0) - q) for key, q in exact.items())
+
+
+def chain_data(p, n, seed):
+    """Points whose precision is a path: the posterior favours sparse chain-like graphs."""
+    r = np.random.default_rng(seed)
+    A = np.eye(p) + np.diag(np.full(p - 1, 0.8), 1)
+    return r.normal(size=(n, p)) @ A
+
+
+@njit
+def _seed_numba(seed):
+    np.random.seed(seed)
+
+
+def _house():
+    """A decomposable graph on 5 nodes with three cliques: {0,1,2}, {1,2,3}, {3,4}."""
+    M = np.zeros((5, 5), bool)
+    for i, j in [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (3, 4)]:
+        M[i, j] = M[j, i] = True
+    return adjacency_from_matrix(M)
+
+
+def test_kernel_probabilities_sum_to_one():
+    """q(N | G) over every complete set N (the empty one included) sums to 1."""
+    adj = _house()
+    cliques = maximal_cliques(adj)
+    total = 0.0
+    for r in range(6):
+        for nodes in itertools.combinations(range(5), r):
+            nb = mask_of(nodes)
+            if is_complete(adj, nb):
+                total += math.exp(log_q_neighbours(cliques, cliques.size, nb, 0.3, 0.6))
+    assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_kernel_draws_follow_its_probabilities():
+    """The neighbour sets drawn by the kernel have the frequencies q(N | G) it reports."""
+    adj = _house()
+    cliques = maximal_cliques(adj)
+    _seed_numba(0)  # numba's generator is seeded from inside numba only
+    draws = np.array([draw_neighbours(cliques, cliques.size, 0.5, 0.5) for _ in range(40_000)])
+    values, counts = np.unique(draws, return_counts=True)
+    for nb, c in zip(values, counts):
+        q = math.exp(log_q_neighbours(cliques, cliques.size, nb, 0.5, 0.5))
+        assert c / draws.size == pytest.approx(q, abs=4 * math.sqrt(q / draws.size) + 1e-3)
+
+
+def test_elimination_order_removes_simplicial_nodes():
+    """Each prefix of a drawn insertion order induces a graph whose last node is simplicial."""
+    adj = _house()
+    cliques = maximal_cliques(adj)
+    for _ in range(20):
+        order = draw_elimination_order(adj, cliques.copy(), cliques.size)
+        assert sorted(order) == list(range(5))
+        for m in range(1, 5):
+            before = mask_of(order[:m])
+            assert is_complete(adj, adj[order[m]] & before)
+
+
+@pytest.mark.parametrize("p,count", [(4, 61), (5, 822)])
+def test_smc_normaliser_of_the_uniform_target(p, count):
+    """With no data, Z_p is the number of decomposable graphs; the SMC estimate is unbiased."""
+    hyper = class_hyper(np.zeros((0, p)))
+    cache = new_cache()
+    logz = np.array([smc_log_normaliser(p, 30, 0.5, 0.5, s, cache, hyper.phi, hyper.phi_post,
+                                        hyper.consts) for s in range(300)])
+    z = np.exp(logz)
+    assert z.mean() == pytest.approx(count, abs=4 * z.std() / math.sqrt(z.size))
+    assert z.std() / z.mean() < 0.5  # the estimate is informative, not a lucky average
+
+
+def test_no_data_gives_the_uniform_prior():
+    """Without data the graph draws are uniform over the 61 decomposable graphs on 4 nodes."""
+    hyper = class_hyper(np.zeros((0, 4)))
+    graphs, probs = exact_graph_posterior(hyper)
+    assert np.allclose(probs, 1 / 61)
+    draws = sample_graphs(hyper, n_particles=10, n_sweeps=60_000, seed=11)
+    assert total_variation(draws.graphs, graphs, probs) <= 0.03
+
+
+def test_posterior_p4_synthetic():
+    """p = 4: particle Gibbs graph frequencies within TV 0.03 of the exact posterior."""
+    hyper = class_hyper(chain_data(4, 15, 19))
+    graphs, probs = exact_graph_posterior(hyper)
+    draws = sample_graphs(hyper, n_particles=10, n_sweeps=60_000, seed=2)
+    assert total_variation(draws.graphs[500:], graphs, probs) <= 0.03
+
+
+@pytest.mark.parametrize("offset", [math.log(2.0), -math.log(2.0)])
+def test_negative_control_wrong_kernel_probability(offset):
+    """A kernel probability off by a factor 2 for non-empty neighbour sets fails the TV check."""
+    hyper = class_hyper(chain_data(4, 15, 19))
+    graphs, probs = exact_graph_posterior(hyper)
+    draws = sample_graphs(hyper, n_particles=10, n_sweeps=60_000, seed=2, log_q_offset=offset)
+    assert total_variation(draws.graphs[500:], graphs, probs) > 0.1
+
+
+def test_edge_inclusion_and_sizes():
+    """Edge-inclusion frequencies and graph sizes of a known set of draws."""
+    graphs = enumerate_decomposable(3)
+    inc = edge_inclusion(graphs)
+    assert np.allclose(inc, (1 - np.eye(3)) * 0.5)
+    assert sorted(graph_sizes(graphs).tolist()) == [0, 1, 1, 1, 2, 2, 2, 3]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,seed", [(30, 35), (60, 7)])
+def test_posterior_p5_synthetic(n, seed):
+    """p = 5: TV <= 0.03 to the exact posterior over the 822 graphs (200,000 sweeps)."""
+    hyper = class_hyper(chain_data(5, n, seed))
+    graphs, probs = exact_graph_posterior(hyper)
+    draws = sample_graphs(hyper, n_particles=20, n_sweeps=200_000, seed=3)
+    assert total_variation(draws.graphs[1000:], graphs, probs) <= 0.03
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("species", [0, 1, 2])
+def test_posterior_iris(species):
+    """Iris, each species (p = 4, n = 50): TV <= 0.03 to the exact posterior."""
+    data = pk.datasets.load_iris()
+    hyper = class_hyper(data.X[data.y == species])
+    graphs, probs = exact_graph_posterior(hyper)
+    draws = sample_graphs(hyper, n_particles=20, n_sweeps=60_000, seed=4)
+    assert total_variation(draws.graphs[500:], graphs, probs) <= 0.03
+
+
+@pytest.mark.slow
+def test_negative_control_p5():
+    """At p = 5 the wrong kernel probability fails the TV check too."""
+    hyper = class_hyper(chain_data(5, 30, 35))
+    graphs, probs = exact_graph_posterior(hyper)
+    draws = sample_graphs(hyper, n_particles=20, n_sweeps=200_000, seed=3,
+                          log_q_offset=math.log(2.0))
+    assert total_variation(draws.graphs[1000:], graphs, probs) > 0.03
