@@ -5,13 +5,14 @@ the probabilistic kNN of Cucala et al. (2009) and the distance-nearest-neighbour
 and Pettitt (2011), with the numba samplers and exact enumeration they are checked against.
 """
 
-from . import datasets, kernels, samplers, testing
+from . import datasets, graphical, kernels, samplers, testing
 from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
 from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
 from .evidence import (Evidence, compare_evidence, grid_posterior, log_evidence,
                        path_sampling_posterior)
+from .graphical import GraphicalPredictiveClassifier
 from .graphs import Coupling, DistanceGraph, KNNGraph, default_k_max, max_k
 from .normalising import log_normaliser
 from .phase import beta_max, mean_energy_curve
@@ -33,6 +34,7 @@ __all__ = [
     "DistanceNN",
     "Evidence",
     "Exchange",
+    "GraphicalPredictiveClassifier",
     "PottsGibbs",
     "PottsKNN",
     "PseudoLikelihoodMetropolis",
