@@ -1,6 +1,6 @@
 r"""Particle Gibbs over decomposable graphs built node by node (numba, on bit masks).
 
-The temporalisation of Olsson et al. (2019) as used by Pavlenko and Rios (2017, section 4):
+The temporalisation of Olsson et al. 2016 as used by Pavlenko and Rios (2017, section 4):
 the state after step ``m`` is a decomposable graph ``G_m`` on a set ``z_m`` of ``m`` of the
 ``p`` nodes, with the intermediate targets
 
