@@ -16,6 +16,9 @@ The experiments:
   glass, iris, crabs and wine with about 25% training, with the time per fit.
 * Yoon and Friel (2015), Tables 2-3 and Fig. 3: F-measures and run times of kNN, KOREA and the
   exact pkNN under three neighbour rules, 4-fold cross-validation (``yoon2015.py``).
+* Pavlenko and Rios (2017), Table 1, synthetic columns: the graphical BMA classifier, the
+  complete-graph Bayes predictive, BMA with the true graphs and scikit-learn's classifiers
+  (``pavlenko2017.py``).
 
 Run::
 
@@ -486,15 +489,28 @@ def yoon(out: Path, settings) -> tuple[str, dict]:
     return module.yoon_tables(out, settings, _figure)
 
 
+def pavlenko(out: Path, settings) -> tuple[str, dict]:
+    """004 Table 1, synthetic columns, from ``pavlenko2017.py`` next to this file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pavlenko2017",
+                                                  Path(__file__).with_name("pavlenko2017.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.table1(out, settings, _figure)
+
+
 EXPERIMENTS = {"classical": classical_tables, "ripley": ripley_methods, "pima": pima,
-               "glass": glass, "friel": friel_table, "yoon": yoon}
+               "glass": glass, "friel": friel_table, "yoon": yoon, "pavlenko": pavlenko}
 SETTINGS = {"full": {"draws": 20000, "tune": 5000, "splits": 10, "dnn_draws": 5000,
                      "dnn_tune": 2000, "cftp_draws": 1500, "cftp_tune": 500,
                      "fixed_k_draws": 20000, "fixed_k_tune": 5000,
-                     "yoon_draws": 5000, "yoon_tune": 1000, "yoon_mcmc_folds": 4},
+                     "yoon_draws": 5000, "yoon_tune": 1000, "yoon_mcmc_folds": 4,
+                     "pg_sweeps": 2000, "pg_replicates": 10},
             "quick": {"draws": 1500, "tune": 1000, "splits": 2, "dnn_draws": 500,
                       "dnn_tune": 500, "cftp_draws": 0, "fixed_k_draws": 300, "fixed_k_tune": 300,
-                      "yoon_draws": 500, "yoon_tune": 300, "yoon_mcmc_folds": 1}}
+                      "yoon_draws": 500, "yoon_tune": 300, "yoon_mcmc_folds": 1,
+                      "pg_sweeps": 300, "pg_replicates": 1}}
 
 
 def run(out: Path, quick: bool = False, only=None) -> dict:

@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit
 
 from ._bits import ONE, ZERO, bit, lowest, nth_member, popcount
+from .decomposable import maximal_cliques
 from .evidence import log_h_cached
 
 
@@ -166,17 +167,21 @@ def _logmeanexp(logw):
 
 @njit(cache=True)
 def csmc(p, n_particles, conditional, ref_order, ref_adj, alpha, beta, log_q_offset,
-         cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw):
+         edge_logw, cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw):
     """One (conditional) SMC pass over the ``p`` insertion steps.
 
     The state arrays ``adj``, ``cliques`` (n_particles, p), ``ncl``, ``loglik`` and ``logw``
     (n_particles,) are overwritten with the final particles. When ``conditional``, the last
     particle follows the reference insertion order ``ref_order`` on the graph ``ref_adj``.
     ``log_q_offset`` is added to the log kernel probability of non-empty neighbour sets: zero,
-    except in the negative control of the tests. Returns the log normaliser estimate.
+    except in the negative control of the tests. ``edge_logw``, when not empty, is a log prior
+    weight per number of edges (length ``p (p - 1) / 2 + 1``), applied at the last step (the
+    final target becomes ``f(x | G) exp(edge_logw[|E|])``; the others need no prior).
+    Returns the log normaliser estimate.
     """
     full = ~ZERO if p == 64 else (ONE << np.uint64(p)) - ONE
     z = np.zeros(n_particles, np.uint64)
+    n_edges = np.zeros(n_particles, np.int64)
     anc = np.empty(n_particles, np.int64)
     adj[:, :] = ZERO
     for i in range(n_particles):
@@ -197,6 +202,7 @@ def csmc(p, n_particles, conditional, ref_order, ref_adj, alpha, beta, log_q_off
         ncl[:] = ncl[anc]
         loglik[:] = loglik[anc]
         z[:] = z[anc]
+        n_edges[:] = n_edges[anc]
         for i in range(n_particles):
             k = ncl[i]
             if conditional and i == n_particles - 1:
@@ -214,7 +220,10 @@ def csmc(p, n_particles, conditional, ref_order, ref_adj, alpha, beta, log_q_off
             z[i] |= bit(v)
             s = popcount(simplicial_mask(cliques[i], ncl[i]))
             loglik[i] += gain
+            n_edges[i] += popcount(nb)
             logw[i] = gain + math.log(m + 1.0) - math.log(s) - lq
+            if m == p - 1 and edge_logw.size > 0:
+                logw[i] += edge_logw[n_edges[i]]
         log_z += _logmeanexp(logw)
     return log_z
 
@@ -251,7 +260,7 @@ def particle_gibbs(p, n_particles, n_sweeps, alpha, beta, log_q_offset, seed,
     ref_adj = np.zeros(p, np.uint64)
     for t in range(n_sweeps):
         csmc(p, n_particles, t > 0, ref_order, ref_adj, alpha, beta, log_q_offset,
-             cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw)
+             np.zeros(0), cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw)
         j = _draw_index(logw)
         ref_adj = adj[j].copy()
         graphs[t] = ref_adj
@@ -270,4 +279,30 @@ def smc_log_normaliser(p, n_particles, alpha, beta, seed, cache, phi, phi_post, 
     loglik = np.zeros(n_particles)
     logw = np.zeros(n_particles)
     return csmc(p, n_particles, False, np.arange(p), np.zeros(p, np.uint64), alpha, beta, 0.0,
-                cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw)
+                np.zeros(0), cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw)
+
+
+@njit(cache=True)
+def pg_transition(graph, n_particles, alpha, beta, edge_logw, seed, cache, phi, phi_post,
+                  consts):
+    """One particle Gibbs transition from the graph ``graph`` (adjacency masks).
+
+    The reference trajectory is redrawn from ``graph`` by the backward kernel (the exact
+    conditional of the history given the graph), then conditional SMC runs around it and one
+    final particle is drawn by its weight. Returns its graph and ``log f(x | G)``.
+    """
+    np.random.seed(seed)
+    p = graph.size
+    adj = np.zeros((n_particles, p), np.uint64)
+    cliques = np.zeros((n_particles, p), np.uint64)
+    ncl = np.zeros(n_particles, np.int64)
+    loglik = np.zeros(n_particles)
+    logw = np.zeros(n_particles)
+    current = maximal_cliques(graph)
+    work = np.zeros(p, np.uint64)
+    work[:current.size] = current
+    ref_order = draw_elimination_order(graph, work, current.size)
+    csmc(p, n_particles, True, ref_order, graph, alpha, beta, 0.0, edge_logw, cache, phi,
+         phi_post, consts, adj, cliques, ncl, loglik, logw)
+    j = _draw_index(logw)
+    return adj[j].copy(), loglik[j]
