@@ -12,7 +12,8 @@ from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
 from .evidence import (Evidence, compare_evidence, grid_posterior, log_evidence,
                        path_sampling_posterior)
-from .graphical import GraphicalPredictiveClassifier
+from .graphical import (DecomposableGraph, GaussianGraphicalEvidence, GraphicalPredictiveClassifier,
+                        GraphParticleGibbs)
 from .graphs import Coupling, DistanceGraph, KNNGraph, default_k_max, max_k
 from .normalising import log_normaliser
 from .phase import beta_max, mean_energy_curve
@@ -31,9 +32,12 @@ __all__ = [
     "ConvergenceWarning",
     "Coupling",
     "DistanceGraph",
+    "DecomposableGraph",
     "DistanceNN",
     "Evidence",
     "Exchange",
+    "GaussianGraphicalEvidence",
+    "GraphParticleGibbs",
     "GraphicalPredictiveClassifier",
     "PottsGibbs",
     "PottsKNN",
