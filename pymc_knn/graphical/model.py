@@ -249,7 +249,8 @@ class GraphParticleGibbs(BlockedStep):
     name = "graph_particle_gibbs"
     default_blocked = True
     _state_class = GraphParticleGibbsState
-    stats_dtypes_shapes = {"graph_size": (np.int64, []), "log_likelihood": (np.float64, [])}
+    stats_dtypes_shapes: dict[str, tuple[Any, list[int]]] = {
+        "graph_size": (np.int64, []), "log_likelihood": (np.float64, [])}
 
     def __init__(self, vars=None, *, n_particles=50, alpha=0.5, beta=0.5, model=None, rng=None,
                  initial_point=None, blocked=True, compile_kwargs=None):
