@@ -506,11 +506,11 @@ SETTINGS = {"full": {"draws": 20000, "tune": 5000, "splits": 10, "dnn_draws": 50
                      "dnn_tune": 2000, "cftp_draws": 1500, "cftp_tune": 500,
                      "fixed_k_draws": 20000, "fixed_k_tune": 5000,
                      "yoon_draws": 5000, "yoon_tune": 1000, "yoon_mcmc_folds": 4,
-                     "pg_sweeps": 2000, "pg_replicates": 10, "pknn_draws": 1000},
+                     "pg_sweeps": 2000, "pg_replicates": 10, "pknn_draws": 0},
             "quick": {"draws": 1500, "tune": 1000, "splits": 2, "dnn_draws": 500,
                       "dnn_tune": 500, "cftp_draws": 0, "fixed_k_draws": 300, "fixed_k_tune": 300,
                       "yoon_draws": 500, "yoon_tune": 300, "yoon_mcmc_folds": 1,
-                      "pg_sweeps": 300, "pg_replicates": 1, "pknn_draws": 300}}
+                      "pg_sweeps": 300, "pg_replicates": 1, "pknn_draws": 0}}
 
 
 def run(out: Path, quick: bool = False, only=None) -> dict:
