@@ -116,3 +116,28 @@ def test_delta_with_a_prior():
     assert (idata.posterior["delta"] > 0).all()
     assert idata.posterior["delta"].std() > 0
     assert idata.posterior["G"].sum("G_dim_0").std() > 0
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda: DecomposableGraph.dist(p=0), "p must be an integer in 1..64"),
+    (lambda: DecomposableGraph.dist(p=65), "p must be an integer in 1..64"),
+    (lambda: DecomposableGraph.dist(p=4, edge_logp=np.zeros(6)), "edge_logp must be 7 log"),
+])
+def test_bad_graph_prior(make, message):
+    """A bad number of nodes or of edge weights raises a ValueError that says so."""
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_bad_evidence_data():
+    """NaN in the observed points is refused."""
+    X = _chain_data()
+    X[0, 0] = np.nan
+    with pm.Model(), pytest.raises(ValueError, match="finite"):
+        GaussianGraphicalEvidence("X", graph=DecomposableGraph("G", p=4), observed=X)
+
+
+def test_forward_draws_refuse_large_graphs():
+    """Beyond p = 6 forward draws say to use pm.sample."""
+    with pytest.raises(NotImplementedError, match="pm.sample"):
+        pm.draw(DecomposableGraph.dist(p=7), random_seed=1)
