@@ -32,12 +32,12 @@ eq. 14) and equals ``f(X and x | G) / f(X | G)`` exactly; the paper's printed t 
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 from ._bits import ZERO, members
 from .decomposable import junction_tree, maximal_cliques, separators
@@ -149,7 +149,10 @@ def log_h(mask, phi, phi_post, consts):
 
 def new_cache():
     """An empty ``log h`` cache: a numba typed dict from node mask to value."""
-    return Dict.empty(key_type=types.uint64, value_type=types.float64)
+    # through importlib: a static import of numba.typed makes mypy analyse numba (untyped) and
+    # reject `from numba import njit` in every module of the package
+    typed, types = importlib.import_module("numba.typed"), importlib.import_module("numba.types")
+    return typed.Dict.empty(key_type=types.uint64, value_type=types.float64)
 
 
 @njit(cache=True)
