@@ -24,6 +24,6 @@ def test_notebook_executes(path, monkeypatch):
     assert not errors
 
 
-def test_there_are_three_notebooks():
+def test_there_are_four_notebooks():
     assert {p.stem for p in NOTEBOOKS} == {"ripley_workflow", "inference_methods",
-                                          "glass_multiclass"}
+                                          "glass_multiclass", "graphical_comparison"}
