@@ -89,6 +89,8 @@ class Field(NamedTuple):
     beta_max: float
     n_others: int
     dropped: np.ndarray
+    shells: np.ndarray  # int32 (n, J): a kept table's dropped points by shell (J = 0: none)
+    shell_step: float
 
 
 class Auxiliary(NamedTuple):
@@ -153,7 +155,7 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
     if f.kind == DNN:
         ey = dnn_table_cumulative(f.sorted_sq, f.order, theta, f.dnn_kernel, f.epsilon,
                                   cumulative, f.y, f.class_weights, f.n_others, floor,
-                                  f.dropped)
+                                  f.dropped, f.shells, f.shell_step)
         f.dropped[1] = max(f.dropped[1], theta)
         f.dropped[2] = min(f.dropped[2], theta)
         if need_csr:

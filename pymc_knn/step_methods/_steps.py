@@ -20,6 +20,7 @@ from ..distributions import (missing_labels, potts_node, potts_parameter_rvs, po
                              potts_terms, term_labels)
 from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
+from ..kernels.structure import NO_SHELLS
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
 from ._adaptation import (AUX_SWEEPS, MAX_AUX_SWEEPS, MAX_BRIDGE, RELAX_CHAINS, TARGET_ACCEPT,
                           Adaptation, relaxed)
@@ -76,10 +77,12 @@ def _field(term, y) -> mcmc.Field:
     if term.is_knn:
         kind = mcmc.KNN_EQUAL if g.kind == "equal" else mcmc.KNN_SYMMETRISED
         return mcmc.Field(kind, g.neighbours, g.reverse_rank, none_order, np.zeros((0, 0)), 0, 0.0,
-                          a, y, g.energy_all_k(y, a), g.k_max, beta_max, 0, _new_dropped())
+                          a, y, g.energy_all_k(y, a), g.k_max, beta_max, 0, _new_dropped(),
+                          NO_SHELLS, 0.0)
     order, sorted_sq = g.sorted_rows()
     return mcmc.Field(mcmc.DNN, none_i, none_i, order, sorted_sq, DNN_KERNELS[g.kernel],
-                      g.epsilon, a, y, np.zeros(0), 0, beta_max, g.n_points - 1, _new_dropped())
+                      g.epsilon, a, y, np.zeros(0), 0, beta_max, g.n_points - 1, _new_dropped(),
+                      *g.shells)
 
 
 def _new_dropped() -> np.ndarray:
@@ -418,7 +421,7 @@ class PottsStep(BlockedStep):
     def stop_tuning(self):
         chain = self.chain
         if self.tune and self.adapt:
-            self._widen(chain)
+            self._widen(chain, final=True)
             chain.adaptation.finish()
             a = chain.adaptation
             if a.adapt_iterations and a.iterations >= a.max_iterations:
@@ -516,20 +519,27 @@ class PottsStep(BlockedStep):
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
 
-    def _widen(self, chain) -> None:
+    def _widen(self, chain, final: bool = False) -> None:
         """Widen a kept d-nn table to cover the sigma of the chain's latest tuning window (its
-        central 99%, with a margin). Tuning draws are discarded, so a sigma a transient visits
-        beyond the table's cover costs nothing; covering it could take every pair."""
+        central 99%, with a margin), as far as the working-memory budget allows (warned about
+        at the end of tuning). Tuning draws are discarded, so a sigma a transient visits beyond
+        the table's cover costs nothing; covering it could take every pair."""
         g = self.term.graph
         if self.term.is_knn or not g.sparse:
             return
         low, high = chain.adaptation.theta_range(COVER_QUANTILES)
         if not np.isfinite(high):
             return
-        grew = g.cover(low / DNN_COVER_MARGIN if g.kernel == "exponential"
-                       else high * DNN_COVER_MARGIN)
-        if grew:
+        target = low / DNN_COVER_MARGIN if g.kernel == "exponential" else high * DNN_COVER_MARGIN
+        if g.cover(target, strict=False):
             self.field = _field(self.term, self.field.y)
+        if final and not g.covers(target):
+            warnings.warn(
+                f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each of "
+                f"{g.n_points} points, as many as working_memory allows, which does not cover "
+                f"sigma = {target:.4g} (the tuned posterior's central 99% with a margin) within "
+                f"drop_tol = {g.drop_tol:g}: draws there are of the kept model (dnn_dropped in "
+                "sample_stats). Raise working_memory= or drop_tol=", UserWarning, stacklevel=2)
 
     def _check_dropped(self, tuning) -> float:
         """A kept d-nn table's bound on the weight a row left out in this draw's couplings;
