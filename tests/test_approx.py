@@ -211,3 +211,29 @@ def test_bad_input(rng):
         approx.predict(X, estimate="median")
     with pytest.raises(ValueError, match="ci_prob"):
         approx.predictive_summary(X, ci_prob=1.5)
+
+
+@pytest.mark.parametrize("kind", ["symmetrised", "equal", "asymmetric"])
+def test_merged_fields_of_every_k_are_the_graphs(kind, rng):
+    """The fields KOREA builds k by k from class counts, rows merged, are the graph's local
+    fields at each k (ties in the data: duplicated points), and the merged log pseudo-likelihood
+    and its derivatives are the full ones."""
+    from pymc_knn.approx import _Fields
+
+    X = np.round(rng.standard_normal((90, 2)), 1)
+    y = rng.integers(0, 3, size=90)
+    a = np.array([1.0, 0.7, 1.3])
+    g = pk.KNNGraph(X, k_max=12, neighbours=kind)
+    fields = _Fields(g, y, a)
+    for k in range(1, 13):
+        h_rows, y_rows, w = fields.next()
+        h = pk.kernels.local_fields(*g.conditional_weights(k), y, a)
+        key = np.column_stack([h, y])
+        assert w.sum() == 90 and len(w) == len(np.unique(np.round(key, 9), axis=0))
+        for row, label, count in zip(h_rows, y_rows, w):
+            match = np.all(np.isclose(h, row, rtol=0, atol=1e-12), axis=1) & (y == label)
+            assert match.sum() == count
+        for beta in (0.3, 1.7):
+            full = log_pl_derivatives(h, y, beta)
+            merged = log_pl_derivatives(h_rows, y_rows, beta, w)
+            np.testing.assert_allclose(merged, full, rtol=1e-12)

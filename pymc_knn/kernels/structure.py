@@ -101,6 +101,28 @@ def knn_edges(neighbours, reverse_rank, k, equal):
 
 
 @njit(cache=True)
+def knn_counts_next(counts, neighbours, reverse_rank, y, k, kind):
+    """Class counts of each point's kNN neighbourhood from ``k - 1`` to ``k``, in place.
+
+    ``counts[i, g]`` is the number of entries of row ``i`` (in units of ``1/k``) in class ``g``,
+    so that the local fields are ``a_g counts[i, g] / k``: ``kind`` 0 (symmetrised, eq. 3 of
+    Cucala et al. 2009) adds each point's ``k``-th nearest to its row and the point to that
+    neighbour's row; 1 (equal weights, Boltzmann(2)) does so only for a pair not yet joined
+    (a pair joined from both sides at once counts from its lower index); 2 (asymmetric) adds
+    the ``k``-th nearest to the point's row only. ``O(n)`` per ``k``.
+    """
+    r = k - 1
+    for i in range(neighbours.shape[0]):
+        j = neighbours[i, r]
+        rank = reverse_rank[i, r]  # where i stands in j's list
+        if kind == 1 and (rank < r or (rank == r and j < i)):
+            continue  # already joined, or joined from j's side now
+        counts[i, y[j]] += 1
+        if kind != 2:
+            counts[j, y[i]] += 1
+
+
+@njit(cache=True)
 def knn_csr(neighbours, reverse_rank, k, equal):
     """Symmetric CSR of the kNN couplings at ``k``, one entry per neighbouring pair.
 
