@@ -708,7 +708,7 @@ class Exchange(PottsStep):
     ...     k = pm.DiscreteUniform("k", 1, 125)
     ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
     ...     step = pk.Exchange(sampler="cftp")
-    ...     idata = pm.sample(step=step, random_seed=1)  # doctest: +SKIP
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "exchange"
