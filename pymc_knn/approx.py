@@ -216,6 +216,38 @@ class Korea:
         ``beta_sd`` of beta (003 eq. 15) and ``k_map``.
     graph : KNNGraph
     y : ndarray
+
+    See Also
+    --------
+    korea : which makes it.
+
+    References
+    ----------
+    .. [1] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+       Section 4.1, eq. 8 (``k_map``) and section 4.2.1, eqs. 11-15 (the approximate
+       posterior of ``k``, the Gaussian of ``beta`` given ``k`` and the predictive mixture).
+    .. [2] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3.2, eq. 8 (the pseudo-likelihood it is built on) and section 3.5 (its bias).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> approx = pk.korea(X, y, standardize=False)
+    >>> approx.posterior["p_k"].dims
+    ('k',)
+    >>> round(float(approx.posterior["p_k"].sum()), 6)
+    1.0
+    >>> approx.k_map
+    62
+    >>> approx.predict(X_test[:5])
+    array([0, 0, 0, 0, 0])
+    >>> approx.predict_proba(X_test[:3]).shape
+    (3, 2)
     """
 
     def __init__(self, graph: KNNGraph, y, class_weights, posterior: xr.Dataset, n_nodes: int):

@@ -70,6 +70,27 @@ def default_k_max(n: int, smallest_class: int | None = None) -> int:
 
     ``min(smallest_class, n - 1)`` (``n - 1`` when ``smallest_class`` is None), and for more
     than :data:`UNCAPPED_N` points at most :data:`DEFAULT_K_MAX_CAP`.
+
+    See Also
+    --------
+    max_k : the smallest class size.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3 (``k`` at most the smallest class size).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> pk.default_k_max(250, smallest_class=125)
+    125
+    >>> pk.default_k_max(250)
+    249
+    >>> pk.default_k_max(5000, smallest_class=2500)
+    100
     """
     K = n - 1 if smallest_class is None else min(int(smallest_class), n - 1)
     return K if n <= UNCAPPED_N else min(K, DEFAULT_K_MAX_CAP)
@@ -111,6 +132,39 @@ class Coupling(NamedTuple):
     floor : ndarray or None
         A weight ``W_ij`` each row ``i`` gives every other point besides the edges (the ball
         kernel's floor on a kept d-nn table): ``A_ij`` has ``floor[i] + floor[j]`` more.
+
+    See Also
+    --------
+    KNNGraph.coupling, DistanceGraph.coupling : where couplings come from.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.2, eq. 3 (the symmetrised kNN model: mutual neighbours count twice).
+    .. [2] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 3, eq. 2 (the d-nn models).
+
+    Examples
+    --------
+    Four points on a line, each the nearest neighbour of one other: at ``k = 1`` every pair
+    of mutual neighbours has two entries of weight ``1/k``, so ``A_ij = 2``.
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X = np.array([[0.0], [1.0], [3.0], [4.0]])
+    >>> c = pk.KNNGraph(X, k_max=2, standardize=False).coupling(1)
+    >>> c.src, c.dst, c.weight
+    (array([0, 1, 2, 3]), array([1, 0, 3, 2]), array([1., 1., 1., 1.]))
+    >>> c.to_dense()
+    array([[0., 2., 0., 0.],
+           [2., 0., 0., 0.],
+           [0., 0., 0., 2.],
+           [0., 0., 2., 0.]])
+    >>> c.energy([0, 0, 1, 1]), c.energy([0, 1, 0, 1])
+    (4.0, 0.0)
     """
 
     n: int
@@ -315,6 +369,35 @@ class KNNGraph(NeighbourGraph):
         Their squared distances (standardised covariates).
     reverse_rank : ndarray of int64, shape (n, k_max)
         The rank of ``i`` in the list of ``neighbours[i, r]``, ``k_max`` if absent.
+
+    See Also
+    --------
+    DistanceGraph : the distance-weighted graphs of Friel and Pettitt (2011).
+    PottsKNN : the likelihood built on this graph.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.2, eq. 3 (``"symmetrised"``).
+    .. [2] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+       Section 4.3.1, the Boltzmann modelling with equal weights (``"equal"``); section 3.1.1,
+       the asymmetric pseudo-likelihood (``"asymmetric"``).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> graph = pk.KNNGraph(X, k_max=125)
+    >>> graph.neighbours.shape
+    (250, 125)
+    >>> c = graph.coupling(13)     # the couplings at k = 13
+    >>> c.uniform_weight == 1 / 13
+    True
+    >>> graph.energy_all_k(y).shape   # E_k(y) for every k at once
+    (125,)
     """
 
     parameter = "k"
@@ -475,6 +558,37 @@ class DistanceGraph(NeighbourGraph):
         The neighbour search of a kept table (see :class:`KNNGraph`).
     working_memory : float, optional
         MiB a kept table may take (:func:`dnn_table_bytes`); default scikit-learn's setting.
+
+    See Also
+    --------
+    KNNGraph : the kNN graphs of Cucala et al. (2009).
+    DistanceNN : the likelihood built on this graph.
+
+    References
+    ----------
+    .. [1] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 3: the d-nn1, d-nn2 and d-nn3 weights and the joint model, eq. 2.
+
+    Examples
+    --------
+    Each row of ``W`` sums to one:
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X = np.array([[0.0], [1.0], [3.0], [4.0]])
+    >>> graph = pk.DistanceGraph(X, kernel="gaussian", standardize=False)
+    >>> W = graph.weights(1.0)
+    >>> W.round(3)
+    array([[0.   , 0.981, 0.018, 0.001],
+           [0.806, 0.   , 0.18 , 0.015],
+           [0.015, 0.18 , 0.   , 0.806],
+           [0.001, 0.018, 0.981, 0.   ]])
+    >>> W.sum(axis=1)
+    array([1., 1., 1., 1.])
+    >>> A = graph.coupling(1.0).to_dense()    # the couplings A = W + W^T
+    >>> np.allclose(A, W + W.T)
+    True
     """
 
     parameter = "sigma"
@@ -726,7 +840,24 @@ class DistanceGraph(NeighbourGraph):
 
 
 def max_k(y) -> int:
-    """The largest ``k`` Cucala et al. (2009, section 3) allow: the smallest class size."""
+    """The largest ``k`` Cucala et al. (2009, section 3) allow: the smallest class size.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3 ("K is at most equal to the minimal class size").
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> pk.max_k([0, 0, 1, 1, 1])
+    2
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> pk.max_k(y)
+    125
+    """
     y = check_labels(y)
     counts = np.bincount(y)
     if np.count_nonzero(counts) < 2:

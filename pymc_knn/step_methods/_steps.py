@@ -708,7 +708,7 @@ class Exchange(PottsStep):
     ...     k = pm.DiscreteUniform("k", 1, 125)
     ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
     ...     step = pk.Exchange(sampler="cftp")
-    ...     idata = pm.sample(step=step, random_seed=1)  # doctest: +SKIP
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "exchange"
@@ -765,6 +765,24 @@ class Moller(PottsStep):
     .. [2] Møller, J., Pettitt, A. N., Reeves, R. and Berthelsen, K. K. (2006). An efficient
        Markov chain Monte Carlo method for distributions with intractable normalising constants.
        *Biometrika* 93(2), 451-458.
+    .. [3] Segerie, C.-R. and Peyrot, E. Revisiting of Bayesian reassessment of nearest-neighbor
+       classification. Report, Master MVA, ENS Paris-Saclay.
+       Section 3.2 (the corrected acceptance ratio).
+
+    Examples
+    --------
+    With perfect (CFTP) auxiliary draws and, as a starting plug-in, the estimate
+    ``(beta_hat, k_hat) = (1.45, 13)`` of Cucala et al. (2009, section 3.4):
+
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    ...     step = pk.Moller(sampler="cftp", plug_in=(1.45, 13))
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "moller"
@@ -832,6 +850,36 @@ class PseudoLikelihoodMetropolis(PottsStep):
     The likelihood is replaced by the product of the full conditionals. Fast, but biased: its
     posterior is not the model's (Cucala et al., section 3.5). Parameters, moves and tuning as
     for :class:`Exchange`, without the auxiliary ones.
+
+    See Also
+    --------
+    Exchange, Moller : exact alternatives.
+    korea : a deterministic approximation of the same pseudo-posterior.
+
+    References
+    ----------
+    .. [1] Besag, J. (1974). Spatial interaction and the statistical analysis of lattice systems
+       (with discussion). *Journal of the Royal Statistical Society, Series B* 36(2), 192-236.
+       The pseudo-likelihood, as cited by Cucala et al. (2009, section 3.2).
+    .. [2] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3.2, eq. 8 (the pseudo-likelihood of the kNN model) and section 3.5 (its bias).
+    .. [3] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 4.1 (the pseudo-likelihood of the d-nn models).
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    ...     step = pk.PseudoLikelihoodMetropolis()
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "pseudo_likelihood_metropolis"
