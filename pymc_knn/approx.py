@@ -40,7 +40,7 @@ from scipy.stats import truncnorm
 
 from ._validation import (check_covariates, check_labels_and_weights, check_positive,
                           working_memory_bytes)
-from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k
+from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k, warn_if_capped
 from .kernels.energy import log_pl_derivatives
 from .kernels.structure import knn_counts_next
 from .kernels import predictive as _k
@@ -454,6 +454,7 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     p_k = np.exp(log_ev - log_ev.max())
     p_k /= p_k.sum()
     _warn_truncated(mode, at_bound & (p_k > 1e-3), prior, beta_upper)
+    warn_if_capped(float(p_k[-1]), graph.k_max, K, "korea")
     ok = np.isfinite(mu)
     mean_k, var_k = np.full(mu.shape, np.nan), np.full(mu.shape, np.nan)
     mean_k[ok], var_k[ok] = truncnorm.stats(-mu[ok] / sd[ok], (beta_upper - mu[ok]) / sd[ok],

@@ -31,6 +31,7 @@ budget; without an explicit ``k_max`` the models cap it (:func:`default_k_max`).
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -63,6 +64,25 @@ UNCAPPED_N = 2000
 et al. 2009, section 3) for the models, ``n - 1`` for a bare :class:`KNNGraph`. Every shipped and
 benchmark data set (``n <= 2000``) keeps the default it always had; the tables then take at most
 ``48 MB``."""
+
+
+CAPPED_MASS = 0.05
+"""Posterior mass on ``k = k_max`` beyond which a ``k_max`` below the smallest class size is said
+to cut the posterior of ``k`` (:func:`warn_if_capped`)."""
+
+
+def warn_if_capped(p_top: float, k_max: int, largest: int, who: str) -> bool:
+    """Warn, and say so, when the posterior of ``k`` puts more than :data:`CAPPED_MASS` on
+    ``k_max`` while ``k_max`` is below ``largest``, the largest ``k`` the model allows: the cap
+    (:func:`default_k_max`, or the user's) then cuts the posterior."""
+    if k_max >= largest or not p_top > CAPPED_MASS:
+        return False
+    warnings.warn(
+        f"{who}: the posterior of k puts {p_top:.2f} of its mass on k_max = {k_max}, below the "
+        f"largest k allowed ({largest}, the smallest class size): the cap cuts the posterior. "
+        f"Pass a larger k_max= (up to {largest}; the neighbour table takes 24 n k_max bytes)",
+        UserWarning, stacklevel=3)
+    return True
 
 
 def default_k_max(n: int, smallest_class: int | None = None) -> int:

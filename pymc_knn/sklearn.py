@@ -23,7 +23,7 @@ from ._validation import check_count, check_flag, check_positive
 from .approx import korea
 from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
-from .graphs import UNCAPPED_N, NeighbourGraph, default_k_max, max_k
+from .graphs import UNCAPPED_N, NeighbourGraph, default_k_max, max_k, warn_if_capped
 from .predict import _check_ci, predictive_summary
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
@@ -221,6 +221,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                     progressbar=self.progressbar, mp_ctx=self._mp_ctx())
             self.model_, self.idata_ = model, idata
             self.convergence_ = check_convergence(idata, var_names=list(idata.posterior))
+            if self.model in ("symmetrised", "equal") and upper > 1:
+                top = float((idata.posterior["k"] == upper).mean())
+                warn_if_capped(top, upper, max_k(y_encoded), type(self).__name__)
             self._fit_X, self._fit_y = X, y_encoded
         self.classes_, self.prior_upper_ = classes, upper
         return self
