@@ -558,8 +558,9 @@ class DistanceGraph(NeighbourGraph):
     every point outside the ball is carried exactly (per-class totals), so a table that covers
     the ball is exact. The bound counts each row's dropped points by distance shells counted
     for the ``sigma`` the table was widened to (:meth:`dropped_share`); :meth:`cover` widens the
-    table to what the rows need for a larger ``sigma`` (the step methods do so during tuning); outside the cover the kept model is used as it is, and every coupling
-    reports its bound (``dropped`` of :meth:`coupling_bound`).
+    table to what the rows need for a larger ``sigma`` (the step methods do so during tuning);
+    outside the cover the kept model is used as it is, and every coupling reports its bound
+    (``dropped`` of :meth:`coupling_bound`).
 
     Parameters
     ----------

@@ -531,8 +531,9 @@ class PottsStep(BlockedStep):
         if not np.isfinite(high):
             return
         target = low / DNN_COVER_MARGIN if g.kernel == "exponential" else high * DNN_COVER_MARGIN
-        if g.cover(target, strict=False):
-            self.field = _field(self.term, self.field.y)
+        g.cover(target, strict=False)
+        if self.field.sorted_sq is not g.sorted_rows()[1] or self.field.shells is not g.shells[0]:
+            self.field = _field(self.term, self.field.y)  # wider, or shells counted anew
         if final and not g.covers(target):
             warnings.warn(
                 f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each of "
