@@ -361,7 +361,8 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         chunk per thread at a time.
     progressbar : bool, default=True
         Show a progress bar over the points of an eager independent prediction of at least
-        ``PROGRESS_POINTS`` (10,000) points (in a terminal or notebook only; transient).
+        ``PROGRESS_POINTS`` (10,000) points, and over the draws of a joint prediction (in a
+        terminal or notebook only; transient).
 
     Returns
     -------
@@ -423,7 +424,8 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     dims = (*SAMPLE_DIMS, "point", "class")
     name = f"{post.name}_proba"
     if joint:
-        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed), budget)
+        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed), budget,
+                               progressbar)
         out = xr.DataArray(probs, coords=coords, dims=dims, name=name)
         out.attrs["labels"] = labels
         out.attrs["method"] = "joint Gibbs (Segerie and Peyrot, section 3.1)"
@@ -575,7 +577,7 @@ def _check_joint_size(post: Posterior, m: int, budget: int):
             f"(joint=False, which goes in chunks), or raise working_memory")
 
 
-def _joint(post: Posterior, X_new, sweeps, rng, budget):
+def _joint(post: Posterior, X_new, sweeps, rng, budget, progressbar=True):
     if isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
         raise ValueError(f"sweeps must be a positive integer, got {sweeps!r}")
     n, m, G = post.term.n, X_new.shape[0], post.term.n_classes
@@ -588,16 +590,17 @@ def _joint(post: Posterior, X_new, sweeps, rng, budget):
     probs = np.empty((C, D, m, G))
     labels = np.empty((C, D, m), dtype=np.int64)
     cp, current = None, None
-    for c in range(C):
-        z = np.concatenate([post.y, rng.integers(0, G, m)])
-        for d in range(D):
-            theta = post.theta[c, d].item()
-            if theta != current:
-                cp = None  # the last d-nn coupling goes before the next is built
-                cp, current = coupling(theta), theta
-            probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
-                                           post.beta[c, d], term.class_weights, int(sweeps), rng)
-            labels[c, d] = z[n:]
+    z = post.y
+    for c, d in progress(np.ndindex(C, D), C * D, "joint prediction", progressbar):
+        if d == 0:  # each chain starts from random labels of the new points
+            z = np.concatenate([post.y, rng.integers(0, G, m)])
+        theta = post.theta[c, d].item()
+        if theta != current:
+            cp = None  # the last d-nn coupling goes before the next is built
+            cp, current = coupling(theta), theta
+        probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
+                                       post.beta[c, d], term.class_weights, int(sweeps), rng)
+        labels[c, d] = z[n:]
     return probs, labels
 
 
