@@ -9,6 +9,11 @@ before the call; the process has made the data and a warm-up call on 2,000 point
   tables, 1.2 GB, above the default 1 GiB budget: ``working_memory=2048``);
 * ``approximate``: ``algorithm="approximate"`` (pynndescent) at 1e5 in 10-d, and its recall of the
   exact lists;
+* ``sample``: the kNN model at ``--sample-n`` points (default 1e5, 2-d, two classes as below,
+  ``k ~ U{1..50}``): ``pm.sample(draws=500, tune=500, chains=2)`` with the default step,
+  including the model build; R-hat and ESS of beta and k, and the test error on 1e4 new points
+  against scikit-learn's best-k kNN;
+* ``korea``: ``pk.korea(X, y)`` with its defaults at 1e5 points (2-d, two classes as below);
 * ``predict``: 1e5 new points given 1e5 training points (2-d, two classes ``x0 + noise > 0``;
   the model's default ``k_max``, 100): ``pk.predictive_summary`` with 1,000 posterior draws over
   11 distinct k (k in 10..20, beta about 1.4, made up: the fit is not what is measured), and
@@ -139,6 +144,54 @@ def child_dnn(n, p, what, draws):
             "dropped": float(idata.sample_stats["dnn_dropped"].max())}
 
 
+def child_korea(n, p):
+    """``pk.korea(X, y)`` with its defaults (k_max 100 beyond 2,000 points)."""
+    import pymc_knn as pk
+
+    X, y = data(n, p)
+    pk.korea(X[:2000], y[:2000])
+    fit, seconds, extra = timed(lambda: pk.korea(X, y))
+    post = fit.posterior
+    return {"seconds": seconds, "extra_mib": extra, "k": float((post.k * post.p_k).sum())}
+
+
+def child_sample(n, p, what, draws):
+    """The kNN bar row: ``pm.sample(draws, tune=draws, chains=2)`` with the default step on
+    ``n`` points (k ~ U{1..50}, beta ~ U(0, 4)), including the model build; its test error on
+    10^4 new points against scikit-learn's best k (1..50, chosen on the test points: a bound)."""
+    import arviz as az
+    import pymc as pm
+
+    import pymc_knn as pk
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = data(n, p)
+    X_new, y_new = data(10_000, p, seed=1)
+
+    def sample(X, y, draws):
+        with pm.Model() as model:
+            pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
+                        k=pm.DiscreteUniform("k", 1, K), observed=y)
+            idata = pm.sample(draws=draws, tune=draws, chains=2, cores=2, random_seed=1,
+                              progressbar=False, compute_convergence_checks=False)
+        return model, idata
+
+    sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
+    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws))
+    summary = az.summary(idata, var_names=["beta", "k"], kind="diagnostics")
+    proba = pk.predict_proba(idata, X_new, model=model, progressbar=False)
+    error = float(np.mean(proba.mean(("chain", "draw")).values.argmax(axis=-1) != y_new))
+    sk = min(np.mean(KNeighborsClassifier(k).fit(X, y).predict(X_new) != y_new)
+             for k in range(1, K + 1, 2))
+    post = idata.posterior
+    return {"seconds": seconds, "extra_mib": extra, "error": error, "sklearn_best": float(sk),
+            "beta": float(post["beta"].mean()), "k": float(post["k"].mean()),
+            "rhat_beta": float(summary.loc["beta", "r_hat"]),
+            "ess_beta": float(summary.loc["beta", "ess_bulk"]),
+            "rhat_k": float(summary.loc["k", "r_hat"]), "ess_k": float(summary.loc["k", "ess_bulk"]),
+            "sweeps": float(idata.sample_stats["aux_sweeps"].mean())}
+
+
 def run(spec):
     """One measurement in a fresh process."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -164,6 +217,11 @@ def plan(args):
         for n in args.dnn_n:
             for what in ("kept", "dense") if n <= 3000 else ("kept",):
                 specs.append({"job": "dnn", "n": n, "p": 2, "what": what, "draws": 200})
+    if "korea" in args.only:
+        specs.append({"job": "korea", "n": 10**5, "p": 2, "what": "pymc_knn"})
+    if "sample" in args.only:
+        specs.append({"job": "sample", "n": args.sample_n, "p": 2, "what": "pymc_knn",
+                      "draws": 500})
     if "predict" in args.only:
         for what in ("pymc_knn", "query15", "query", "sklearn"):
             specs.append({"job": "predict", "n": 10**5, "p": 2, "what": what, "m": 10**5})
@@ -180,7 +238,9 @@ def report(rows):
         note = r.get("error") or ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                                            for k, v in r.items()
                                            if k in ("engine", "recall", "width", "sigma", "beta",
-                                                    "dropped"))
+                                                    "dropped", "k", "error", "sklearn_best",
+                                                    "rhat_beta", "ess_beta", "rhat_k", "ess_k",
+                                                    "sweeps"))
         ref = base.get((r["job"], r["n"], r["p"]))
         ratio = f"{r['seconds'] / ref:.2f}" if ref and "seconds" in r else ""
         # d-nn rows: the ratio is to the dense model (drop_tol = 0) at the same n
@@ -193,7 +253,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--only", nargs="+", default=["build", "approximate", "predict"],
-                        choices=["build", "approximate", "predict", "dnn"])
+                        choices=["build", "approximate", "predict", "dnn", "sample", "korea"])
+    parser.add_argument("--sample-n", type=lambda s: int(float(s)), default=10**5)
     parser.add_argument("--dnn-n", nargs="+", type=lambda s: int(float(s)),
                         default=[1000, 10_000, 30_000])
     parser.add_argument("--n", nargs="+", type=lambda s: int(float(s)),
@@ -207,6 +268,10 @@ def main():
             print(json.dumps(child_build(spec["n"], spec["p"], spec["what"])))
         elif spec["job"] == "dnn":
             print(json.dumps(child_dnn(spec["n"], spec["p"], spec["what"], spec["draws"])))
+        elif spec["job"] == "korea":
+            print(json.dumps(child_korea(spec["n"], spec["p"])))
+        elif spec["job"] == "sample":
+            print(json.dumps(child_sample(spec["n"], spec["p"], spec["what"], spec["draws"])))
         else:
             print(json.dumps(child_predict(spec["n"], spec["p"], spec["what"], spec["m"])))
         return

@@ -10,10 +10,10 @@ import sys
 import urllib.request
 from pathlib import Path
 
-import pymc_knn
-
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent))  # the checkout's package, not an installed one
+
+import pymc_knn  # noqa: E402
 
 project = "pymc-knn"
 author = "pymc-knn developers"

@@ -172,6 +172,24 @@ class NeighbourSearch:
                                limit, K, *tree.arrays, nb2, sq2)
             nb[redo], sq[redo] = nb2, sq2
 
+    def shells(self, start_sq, step: float, J: int, in_distance: bool) -> np.ndarray:
+        """``(n, J)`` int32: for each training point, the others at least ``start_sq`` away
+        (squared), counted by shell of width ``step`` in squared distance, or in distance when
+        ``in_distance`` (the last shell unbounded; :func:`~pymc_knn.kernels.search.brute_shells`)."""
+        n = self.X.shape[0]
+        start_sq = np.ascontiguousarray(start_sq, dtype=np.float64)
+        self_index = np.arange(n, dtype=np.int64)
+        counts = np.empty((n, J), dtype=np.int32)
+        for s in _slices(n, WORK_PAIRS // n):  # short calls: Ctrl-C is checked between them
+            if self.engine == "brute":
+                blocks = min(_threads() * 4, s.stop - s.start)
+                _k.brute_shells(self.X[s], self.X, self_index[s], start_sq[s], step, in_distance,
+                                blocks, counts[s])
+            else:
+                _k.tree_shells(self.X[s], self.tree.points, self_index[s], start_sq[s], step,
+                               in_distance, *self.tree.arrays, counts[s])
+        return counts
+
     def reverse(self, Q, sq_sorted):
         """CSR ``(indptr, index, enter_k)`` of the training points that would count each new
         point among their ``K`` nearest (``sq_sorted``: the training lists' squared distances,

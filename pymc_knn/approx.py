@@ -40,9 +40,9 @@ from scipy.stats import truncnorm
 
 from ._validation import (check_covariates, check_labels_and_weights, check_positive,
                           working_memory_bytes)
-from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k
-from .kernels import local_fields
+from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k, warn_if_capped
 from .kernels.energy import log_pl_derivatives
+from .kernels.structure import knn_counts_next
 from .kernels import predictive as _k
 
 __all__ = ["Korea", "korea"]
@@ -53,12 +53,32 @@ BETA_GRID = 256
 
 
 @njit(cache=True)
-def log_pl_grid(h, y, betas):
-    """``log PL`` at each of ``betas``."""
+def log_pl_grid(h, y, weights, betas):
+    """``log PL`` at each of ``betas`` (rows counted ``weights`` times)."""
     out = np.empty(betas.size)
     for b in range(betas.size):
-        out[b] = log_pl_derivatives(h, y, betas[b])[0]
+        out[b] = log_pl_derivatives(h, y, betas[b], weights)[0]
     return out
+
+
+class _Fields:
+    """The local fields of every ``k`` in turn, with the rows of equal counts and label merged:
+    ``(h, y, weights)``, a few thousand distinct rows where the data have ``10^5``."""
+
+    def __init__(self, graph: KNNGraph, y, class_weights):
+        self.graph, self.y, self.a = graph, y, class_weights
+        self.counts = np.zeros((y.size, class_weights.size), dtype=np.int64)
+        self.kind = KNN_KINDS.index(graph.kind)
+        self.k = 0
+
+    def next(self):
+        self.k += 1
+        g = self.graph
+        knn_counts_next(self.counts, g.neighbours, g.reverse_rank, self.y, self.k, self.kind)
+        rows, weights = np.unique(np.column_stack([self.counts, self.y]), axis=0,
+                                  return_counts=True)
+        h = rows[:, :-1] * (self.a / self.k)
+        return h, np.ascontiguousarray(rows[:, -1]), weights.astype(np.float64)
 
 
 class _BetaPrior:
@@ -113,7 +133,7 @@ def _check_k_prior(k_prior, k_max: int) -> np.ndarray:
         return np.log(p / p.sum())
 
 
-def _laplace(h, y, prior: _BetaPrior, beta_upper: float):
+def _laplace(h, y, weights, prior: _BetaPrior, beta_upper: float):
     """The Gaussian ``p_G(beta | y, k)`` of ``PL(y | beta) p(beta)`` on ``(0, beta_upper]``.
 
     The mode is the best of a grid, refined by safeguarded Newton steps (the log
@@ -123,7 +143,7 @@ def _laplace(h, y, prior: _BetaPrior, beta_upper: float):
     Returns ``(mode, mu, sd, log_evidence, at_bound)``.
     """
     grid = np.linspace(beta_upper / BETA_GRID, beta_upper, BETA_GRID)
-    logpost = log_pl_grid(h, y, grid) + prior(grid)
+    logpost = log_pl_grid(h, y, weights, grid) + prior(grid)
     best = int(np.argmax(logpost))
     if not np.isfinite(logpost[best]):
         raise ValueError("the prior of beta has no mass on (0, beta_upper]: widen beta_upper")
@@ -131,7 +151,7 @@ def _laplace(h, y, prior: _BetaPrior, beta_upper: float):
     hi = grid[min(best + 1, BETA_GRID - 1)]
     beta = grid[best]
     for _ in range(60):
-        _, d1, d2 = log_pl_derivatives(h, y, beta)
+        _, d1, d2 = log_pl_derivatives(h, y, beta, weights)
         p1, p2 = prior.derivatives(beta)
         slope, curv = d1 + p1, d2 + p2
         if slope > 0:
@@ -145,7 +165,7 @@ def _laplace(h, y, prior: _BetaPrior, beta_upper: float):
         beta = new
         if done:
             break
-    value, d1, d2 = log_pl_derivatives(h, y, beta)
+    value, d1, d2 = log_pl_derivatives(h, y, beta, weights)
     p1, p2 = prior.derivatives(beta)
     slope, curv = d1 + p1, d2 + p2
     if not curv < 0:
@@ -196,6 +216,38 @@ class Korea:
         ``beta_sd`` of beta (003 eq. 15) and ``k_map``.
     graph : KNNGraph
     y : ndarray
+
+    See Also
+    --------
+    korea : which makes it.
+
+    References
+    ----------
+    .. [1] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+       Section 4.1, eq. 8 (``k_map``) and section 4.2.1, eqs. 11-15 (the approximate
+       posterior of ``k``, the Gaussian of ``beta`` given ``k`` and the predictive mixture).
+    .. [2] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3.2, eq. 8 (the pseudo-likelihood it is built on) and section 3.5 (its bias).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> approx = pk.korea(X, y, standardize=False)
+    >>> approx.posterior["p_k"].dims
+    ('k',)
+    >>> round(float(approx.posterior["p_k"].sum()), 6)
+    1.0
+    >>> approx.k_map
+    62
+    >>> approx.predict(X_test[:5])
+    array([0, 0, 0, 0, 0])
+    >>> approx.predict_proba(X_test[:3]).shape
+    (3, 2)
     """
 
     def __init__(self, graph: KNNGraph, y, class_weights, posterior: xr.Dataset, n_nodes: int):
@@ -392,15 +444,17 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     prior = _BetaPrior(beta_prior)
     graph = KNNGraph(X, k_max=int(k_max), neighbours=neighbours, standardize=standardize)
     rows = []
+    fields = _Fields(graph, y, a)
     for k in range(1, graph.k_max + 1):
-        h = local_fields(*graph.conditional_weights(k), y, a)
-        rows.append(_laplace(h, y, prior, beta_upper) if np.isfinite(log_pk[k - 1])
+        h, y_rows, weights = fields.next()
+        rows.append(_laplace(h, y_rows, weights, prior, beta_upper) if np.isfinite(log_pk[k - 1])
                     else (np.nan, np.nan, np.nan, -np.inf, False))
     mode, mu, sd, log_ev, at_bound = (np.array(c) for c in zip(*rows))
     log_ev = log_ev + log_pk
     p_k = np.exp(log_ev - log_ev.max())
     p_k /= p_k.sum()
     _warn_truncated(mode, at_bound & (p_k > 1e-3), prior, beta_upper)
+    warn_if_capped(float(p_k[-1]), graph.k_max, K, "korea")
     ok = np.isfinite(mu)
     mean_k, var_k = np.full(mu.shape, np.nan), np.full(mu.shape, np.nan)
     mean_k[ok], var_k[ok] = truncnorm.stats(-mu[ok] / sd[ok], (beta_upper - mu[ok]) / sd[ok],

@@ -75,6 +75,24 @@ def knn_vote(neighbour_labels, n_classes: int) -> np.ndarray:
         Column ``k - 1`` holds the predictions with ``k`` neighbours. Column 0 is the nearest
         neighbour's class (a single vote is never tied); when the vote at ``k`` is tied, the
         prediction is that at ``k - 1`` (recursively), which is always one of the tied classes.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.2 (vote ties "resolved by decreasing the number k of neighbours").
+
+    Examples
+    --------
+    The classes of two points' four nearest neighbours, nearest first:
+
+    >>> import pymc_knn as pk
+    >>> pk.knn_vote([[1, 0, 0, 1], [0, 1, 1, 0]], n_classes=2)
+    array([[1, 1, 0, 0],
+           [0, 0, 1, 1]])
+
+    At ``k = 2`` and ``k = 4`` the votes are tied: each keeps the vote of ``k - 1``.
     """
     G = check_n_classes(n_classes)
     arr = np.asarray(neighbour_labels)
@@ -105,6 +123,25 @@ def knn_predict(X_train, y_train, X_new, k, *, standardize: bool = True) -> np.n
     -------
     ndarray of int64, shape (m,)
         Predicted labels; vote ties resolved by decreasing ``k`` (see :func:`knn_vote`).
+
+    See Also
+    --------
+    BayesianKNNClassifier : the Bayesian version, averaging over ``k`` and ``beta``.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.2.
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> pk.knn_predict(X, y, X_test[:5], k=15, standardize=False)
+    array([0, 0, 0, 0, 0])
     """
     X_train, y_train, G = _check_training(X_train, y_train)
     k = _check_k(k, X_train.shape[0])
@@ -132,6 +169,27 @@ def knn_error_rates(X_train, y_train, X_test, y_test, ks, *,
     -------
     xarray.DataArray
         ``error_rate`` over ``k``, with the number of errors as the coordinate ``n_errors``.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.2, Table 1 (Ripley's data) and section 4, Table 2 (Pima).
+
+    Examples
+    --------
+    Table 1 of Cucala et al. (2009), on raw covariates:
+
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> rates = pk.knn_error_rates(X, y, X_test, y_test, ks=[1, 3, 15, 17, 31, 54],
+    ...                            standardize=False)
+    >>> rates.values
+    array([0.15 , 0.134, 0.095, 0.087, 0.084, 0.081])
+    >>> rates.n_errors.values
+    array([150, 134,  95,  87,  84,  81])
     """
     X_train, y_train, G = _check_training(X_train, y_train)
     ks = _check_ks(ks, X_train.shape[0])
@@ -173,6 +231,26 @@ def loo_error_curve(X, y, k_max: int | None = None, *, standardize: bool = True)
     ``knn.cv(scale(X), y)``). Refitting without point ``i`` would rescale with the other
     ``n - 1`` points: neighbours may then differ slightly. With ``standardize=False`` the curve is
     exactly that of refitting without each point in turn.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.2 and Fig. 2.
+
+    Examples
+    --------
+    Fig. 2 of Cucala et al. (2009): ten values of ``k`` share the smallest error on Ripley's
+    training set.
+
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> curve = pk.loo_error_curve(X, y, k_max=pk.max_k(y), standardize=False)
+    >>> curve.sizes["k"]
+    125
+    >>> curve.k[curve.n_errors == curve.n_errors.min()].values
+    array([17, 18, 35, 36, 45, 46, 51, 52, 53, 54])
     """
     X, y, G = _check_training(X, y)
     graph = KNNGraph(X, k_max=k_max, standardize=standardize)
@@ -188,6 +266,20 @@ def loo_choose_k(X, y, k_max: int | None = None, *, standardize: bool = True) ->
     Parameters are those of :func:`loo_error_curve`. Several ``k`` often share the minimum
     (ten on Ripley's data, 000 section 1.2); all of them are
     ``curve.k[curve.n_errors == curve.n_errors.min()]`` with ``curve = loo_error_curve(...)``.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.2 (the usual choice of ``k`` by cross-validation).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> pk.loo_choose_k(X, y, k_max=pk.max_k(y), standardize=False)
+    17
     """
     curve = loo_error_curve(X, y, k_max, standardize=standardize)
     return int(curve.k[int(np.argmin(curve.n_errors.values))])

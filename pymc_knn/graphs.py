@@ -31,6 +31,7 @@ budget; without an explicit ``k_max`` the models cap it (:func:`default_k_max`).
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -65,11 +66,51 @@ benchmark data set (``n <= 2000``) keeps the default it always had; the tables t
 ``48 MB``."""
 
 
+CAPPED_MASS = 0.05
+"""Posterior mass on ``k = k_max`` beyond which a ``k_max`` below the smallest class size is said
+to cut the posterior of ``k`` (:func:`warn_if_capped`)."""
+
+
+def warn_if_capped(p_top: float, k_max: int, largest: int, who: str) -> bool:
+    """Warn, and say so, when the posterior of ``k`` puts more than :data:`CAPPED_MASS` on
+    ``k_max`` while ``k_max`` is below ``largest``, the largest ``k`` the model allows: the cap
+    (:func:`default_k_max`, or the user's) then cuts the posterior."""
+    if k_max >= largest or not p_top > CAPPED_MASS:
+        return False
+    warnings.warn(
+        f"{who}: the posterior of k puts {p_top:.2f} of its mass on k_max = {k_max}, below the "
+        f"largest k allowed ({largest}, the smallest class size): the cap cuts the posterior. "
+        f"Pass a larger k_max= (up to {largest}; the neighbour table takes 24 n k_max bytes)",
+        UserWarning, stacklevel=3)
+    return True
+
+
 def default_k_max(n: int, smallest_class: int | None = None) -> int:
     """The ``k_max`` used when none is given.
 
     ``min(smallest_class, n - 1)`` (``n - 1`` when ``smallest_class`` is None), and for more
     than :data:`UNCAPPED_N` points at most :data:`DEFAULT_K_MAX_CAP`.
+
+    See Also
+    --------
+    max_k : the smallest class size.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3 (``k`` at most the smallest class size).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> pk.default_k_max(250, smallest_class=125)
+    125
+    >>> pk.default_k_max(250)
+    249
+    >>> pk.default_k_max(5000, smallest_class=2500)
+    100
     """
     K = n - 1 if smallest_class is None else min(int(smallest_class), n - 1)
     return K if n <= UNCAPPED_N else min(K, DEFAULT_K_MAX_CAP)
@@ -111,6 +152,39 @@ class Coupling(NamedTuple):
     floor : ndarray or None
         A weight ``W_ij`` each row ``i`` gives every other point besides the edges (the ball
         kernel's floor on a kept d-nn table): ``A_ij`` has ``floor[i] + floor[j]`` more.
+
+    See Also
+    --------
+    KNNGraph.coupling, DistanceGraph.coupling : where couplings come from.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.2, eq. 3 (the symmetrised kNN model: mutual neighbours count twice).
+    .. [2] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 3, eq. 2 (the d-nn models).
+
+    Examples
+    --------
+    Four points on a line, each the nearest neighbour of one other: at ``k = 1`` every pair
+    of mutual neighbours has two entries of weight ``1/k``, so ``A_ij = 2``.
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X = np.array([[0.0], [1.0], [3.0], [4.0]])
+    >>> c = pk.KNNGraph(X, k_max=2, standardize=False).coupling(1)
+    >>> c.src, c.dst, c.weight
+    (array([0, 1, 2, 3]), array([1, 0, 3, 2]), array([1., 1., 1., 1.]))
+    >>> c.to_dense()
+    array([[0., 2., 0., 0.],
+           [2., 0., 0., 0.],
+           [0., 0., 0., 2.],
+           [0., 0., 2., 0.]])
+    >>> c.energy([0, 0, 1, 1]), c.energy([0, 1, 0, 1])
+    (4.0, 0.0)
     """
 
     n: int
@@ -315,6 +389,35 @@ class KNNGraph(NeighbourGraph):
         Their squared distances (standardised covariates).
     reverse_rank : ndarray of int64, shape (n, k_max)
         The rank of ``i`` in the list of ``neighbours[i, r]``, ``k_max`` if absent.
+
+    See Also
+    --------
+    DistanceGraph : the distance-weighted graphs of Friel and Pettitt (2011).
+    PottsKNN : the likelihood built on this graph.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.2, eq. 3 (``"symmetrised"``).
+    .. [2] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+       Section 4.3.1, the Boltzmann modelling with equal weights (``"equal"``); section 3.1.1,
+       the asymmetric pseudo-likelihood (``"asymmetric"``).
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> graph = pk.KNNGraph(X, k_max=125)
+    >>> graph.neighbours.shape
+    (250, 125)
+    >>> c = graph.coupling(13)     # the couplings at k = 13
+    >>> c.uniform_weight == 1 / 13
+    True
+    >>> graph.energy_all_k(y).shape   # E_k(y) for every k at once
+    (125,)
     """
 
     parameter = "k"
@@ -453,9 +556,11 @@ class DistanceGraph(NeighbourGraph):
     ``|log q_kept(y) - log q(y)| <= 2 beta max(a) n drop_tol`` (each row moves by at most
     ``2 drop_tol`` in total variation). The ball kernel drops nothing: its floor weight to
     every point outside the ball is carried exactly (per-class totals), so a table that covers
-    the ball is exact. :meth:`cover` widens the table for a larger ``sigma`` (the step methods
-    do so during tuning); outside the cover the kept model is used as it is, and every coupling
-    reports its bound (``dropped`` of :meth:`coupling_bound`).
+    the ball is exact. The bound counts each row's dropped points by distance shells counted
+    for the ``sigma`` the table was widened to (:meth:`dropped_share`); :meth:`cover` widens the
+    table to what the rows need for a larger ``sigma`` (the step methods do so during tuning);
+    outside the cover the kept model is used as it is, and every coupling reports its bound
+    (``dropped`` of :meth:`coupling_bound`).
 
     Parameters
     ----------
@@ -474,6 +579,37 @@ class DistanceGraph(NeighbourGraph):
         The neighbour search of a kept table (see :class:`KNNGraph`).
     working_memory : float, optional
         MiB a kept table may take (:func:`dnn_table_bytes`); default scikit-learn's setting.
+
+    See Also
+    --------
+    KNNGraph : the kNN graphs of Cucala et al. (2009).
+    DistanceNN : the likelihood built on this graph.
+
+    References
+    ----------
+    .. [1] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 3: the d-nn1, d-nn2 and d-nn3 weights and the joint model, eq. 2.
+
+    Examples
+    --------
+    Each row of ``W`` sums to one:
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X = np.array([[0.0], [1.0], [3.0], [4.0]])
+    >>> graph = pk.DistanceGraph(X, kernel="gaussian", standardize=False)
+    >>> W = graph.weights(1.0)
+    >>> W.round(3)
+    array([[0.   , 0.981, 0.018, 0.001],
+           [0.806, 0.   , 0.18 , 0.015],
+           [0.015, 0.18 , 0.   , 0.806],
+           [0.001, 0.018, 0.981, 0.   ]])
+    >>> W.sum(axis=1)
+    array([1., 1., 1., 1.])
+    >>> A = graph.coupling(1.0).to_dense()    # the couplings A = W + W^T
+    >>> np.allclose(A, W + W.T)
+    True
     """
 
     parameter = "sigma"
@@ -494,6 +630,7 @@ class DistanceGraph(NeighbourGraph):
         self.working_memory = working_memory
         working_memory_bytes(working_memory)  # a bad budget fails here
         self._rows: tuple[np.ndarray, np.ndarray] | None = None
+        self._shells, self._shell_step, self._shell_sigma = _s.NO_SHELLS, 0.0, np.nan
         if not self.sparse:
             self.sq_distances = _s.squared_distances(self.X, self.X)
             return
@@ -526,39 +663,111 @@ class DistanceGraph(NeighbourGraph):
                 "working_memory= (MiB)")
         nb, sq = self._search.graph(width)
         self._rows = (nb.astype(np.int32), sq)
+        self._shells, self._shell_step, self._shell_sigma = _s.NO_SHELLS, 0.0, np.nan
+        if sigma is not None:
+            self._count_shells(sigma)
+
+    def _count_shells(self, sigma) -> None:
+        """Count each row's dropped points by shell (:func:`~pymc_knn.kernels.structure.
+        dropped_weight`), shells one half of the kernel's exponent wide at ``sigma`` and
+        reaching where the rest is below ``drop_tol / 1000`` of the nearest's weight: the
+        bound on the weight left out is then within a factor ``e^(1/2)`` of the truth near
+        ``sigma`` (instead of every dropped point counted at the last kept distance)."""
+        K = DNN_KERNELS[self.kernel]
+        if K == _s.BALL or self.width == self.n_points - 1:
+            return
+        n_others = self.n_points - 1
+        step = sigma * sigma if K == _s.GAUSSIAN else 0.5 / sigma
+        J = 1 + int(np.ceil(2 * np.log(1e3 * n_others / self.drop_tol)))
+        sq = self.sorted_rows()[1]
+        shells = self._search.shells(sq[:, -1], step, J, K == _s.EXPONENTIAL)
+        shells[:, 0] -= (sq == sq[:, -1:]).sum(axis=1).astype(np.int32)  # kept, at the start
+        self._shells, self._shell_step, self._shell_sigma = shells, step, float(sigma)
+
+    @property
+    def shells(self) -> tuple[np.ndarray, float]:
+        """``(counts, step)``: each row's dropped points by shell (empty: none counted)."""
+        return self._shells, self._shell_step
+
+    def dropped_share(self, sigma) -> float:
+        """A bound on the largest share of a row's weight the table leaves out at ``sigma``
+        (0 when every pair is kept; :func:`~pymc_knn.kernels.structure.dnn_table_share_bound`)."""
+        if not self.sparse:
+            return 0.0
+        sq = self.sorted_rows()[1]
+        return float(_s.dnn_table_share_bound(sq, float(sigma), DNN_KERNELS[self.kernel],
+                                              self.epsilon, self.n_points - 1, *self.shells))
 
     def sigma_cover(self) -> float:
         """The ``sigma`` up to which (exponential kernel: from which) the table drops at most
-        ``drop_tol`` of any row's weight: ``inf`` (``0``) when every pair is kept."""
+        ``drop_tol`` of any row's weight (:meth:`dropped_share`): ``inf`` (``0``) when every
+        pair is kept."""
         K = DNN_KERNELS[self.kernel]
-        extra = self.n_points - 1 - self.width
-        if extra == 0:
+        if self.width == self.n_points - 1:
             return 0.0 if K == _s.EXPONENTIAL else np.inf
         sq = self.sorted_rows()[1]
-        log_ratio = np.log(extra / self.drop_tol)
         if K == _s.BALL:
             return float(np.sqrt(sq[:, -1].min()))
-        if K == _s.GAUSSIAN:
-            return float(np.sqrt(max(0.0, (sq[:, -1] - sq[:, 0]).min()) / (2 * log_ratio)))
-        gap = (np.sqrt(sq[:, -1]) - np.sqrt(sq[:, 0])).min()
-        return float(log_ratio / gap) if gap > 0 else np.inf
+        # the bound rises with the gaussian's sigma and falls with the exponential's rate:
+        # bisect log sigma between lo (small: covered, or not for a rate) and hi
+        gaussian = K == _s.GAUSSIAN
+        small = lambda s: (self.dropped_share(s) <= self.drop_tol) == gaussian  # noqa: E731
+        lo = hi = float(np.sqrt(max(np.median(sq[:, -1]), 1e-300)))
+        for _ in range(300):  # out of range: no sigma covered (duplicates), or every one
+            if small(lo):
+                break
+            lo /= 2
+        else:
+            return 0.0 if gaussian else np.inf
+        for _ in range(300):
+            if not small(hi):
+                break
+            hi *= 2
+        else:
+            return np.inf if gaussian else 0.0
+        for _ in range(40):
+            mid = np.sqrt(lo * hi)
+            lo, hi = (mid, hi) if small(mid) else (lo, mid)
+        return lo if gaussian else hi
 
     def covers(self, sigma) -> bool:
         """Whether the table keeps ``sigma``'s dropped weight within ``drop_tol``."""
-        if self.kernel == "exponential":
-            return sigma >= self.sigma_cover()
-        return sigma <= self.sigma_cover()
+        if self.kernel == "ball":
+            return sigma <= self.sigma_cover()
+        return self.dropped_share(sigma) <= self.drop_tol
 
-    def cover(self, sigma) -> bool:
-        """Widen the table (doubling) until it covers ``sigma``; whether it grew. Raises
-        ``ValueError`` when the table would pass the working-memory budget."""
+    def cover(self, sigma, strict: bool = True) -> bool:
+        """Widen the table until it covers ``sigma``; whether it grew. The new width is what
+        the shells counted at ``sigma`` say each row needs (doubling for the ball kernel).
+        Beyond the working-memory budget: a ``ValueError`` when ``strict``, else the widest
+        table within the budget."""
         if not self.sparse:
             return False
         grew = False
-        while not self.covers(sigma) and self.width < self.n_points - 1:
-            self._build(min(self.n_points - 1, 2 * self.width), sigma)
+        n_others = self.n_points - 1
+        while not self.covers(sigma) and self.width < n_others:
+            if self.kernel != "ball" and self._shell_sigma != sigma:
+                self._count_shells(sigma)
+                continue
+            width = 2 * self.width
+            if self.kernel != "ball":
+                need = _s.dnn_table_width_needed(self.sorted_rows()[1], float(sigma),
+                                                 DNN_KERNELS[self.kernel], self.epsilon,
+                                                 self.drop_tol, *self.shells)
+                width = need if need > self.width else width
+            width = min(n_others, width)
+            if not strict:
+                width = min(width, self.max_width())
+                if width <= self.width:
+                    break
+            self._build(width, sigma)
             grew = True
         return grew
+
+    def max_width(self) -> int:
+        """The widest kept table the working-memory budget allows."""
+        budget = working_memory_bytes(self.working_memory)
+        return int(budget // max(1, dnn_table_bytes(self.n_points, 1)))
 
     def sorted_rows(self):
         """``(order, sorted_sq)``: each point's others by increasing distance (ties: lower index
@@ -637,7 +846,7 @@ class DistanceGraph(NeighbourGraph):
         C, floor, bound = np.empty(sq.shape), np.empty(self.n_points), np.zeros(1)
         y = np.zeros(self.n_points, dtype=np.int64)
         _s.dnn_table_cumulative(sq, order, sigma, DNN_KERNELS[self.kernel], self.epsilon, C, y,
-                                np.ones(1), self.n_points - 1, floor, bound)
+                                np.ones(1), self.n_points - 1, floor, bound, *self.shells)
         return C, floor, float(bound[0])
 
     def coupling(self, sigma) -> Coupling:
@@ -652,7 +861,24 @@ class DistanceGraph(NeighbourGraph):
 
 
 def max_k(y) -> int:
-    """The largest ``k`` Cucala et al. (2009, section 3) allow: the smallest class size."""
+    """The largest ``k`` Cucala et al. (2009, section 3) allow: the smallest class size.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3 ("K is at most equal to the minimal class size").
+
+    Examples
+    --------
+    >>> import pymc_knn as pk
+    >>> pk.max_k([0, 0, 1, 1, 1])
+    2
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> pk.max_k(y)
+    125
+    """
     y = check_labels(y)
     counts = np.bincount(y)
     if np.count_nonzero(counts) < 2:

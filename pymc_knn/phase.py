@@ -173,6 +173,33 @@ def mean_energy_curve(graph: NeighbourGraph, theta, betas, *, n_classes: int = 2
         ``graph.parameter`` (``k`` or ``sigma``) holding ``theta``. ``attrs`` hold ``e_max``,
         ``n_classes``, ``sweeps`` and ``burn``. The ``mcse`` coordinate is carried through
         arithmetic unchanged, so rescale it yourself if you rescale the curve.
+
+    See Also
+    --------
+    beta_max : where the curve reaches ``1 - tol``.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3 (the "all black or all white" phase above beta_max) and Fig. 5
+       (the mean energy against beta, in section 3.3).
+    .. [2] Swendsen, R. H. and Wang, J.-S. (1987). Nonuniversal critical dynamics in Monte Carlo
+       simulations. *Physical Review Letters* 58(2), 86-88.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X, *_ = pk.datasets.load_ripley("train")
+    >>> graph = pk.KNNGraph(X, k_max=13)
+    >>> curve = pk.mean_energy_curve(graph, 13, np.linspace(0, 4, 9), n_classes=2,
+    ...                              random_seed=1, progressbar=False)
+    >>> curve.dims
+    ('beta',)
+    >>> float(curve[0]) < 0.6 and float(curve[-1]) > 0.99    # from about 1/G to frozen
+    True
     """
     theta = _check_graph_theta(graph, theta)
     betas = _check_betas(betas)

@@ -361,12 +361,60 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         chunk per thread at a time.
     progressbar : bool, default=True
         Show a progress bar over the points of an eager independent prediction of at least
-        ``PROGRESS_POINTS`` (10,000) points (in a terminal or notebook only; transient).
+        ``PROGRESS_POINTS`` (10,000) points, and over the draws of a joint prediction (in a
+        terminal or notebook only; transient).
 
     Returns
     -------
     xarray.DataArray
         Dims ``(chain, draw, point, class)``, named ``f"{var_name}_proba"``.
+
+    See Also
+    --------
+    predictive_summary : their mean and credible intervals, without the per-draw array.
+    add_predictions : the same, stored in ``idata``.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.3, eq. 5 (the predictive given ``(beta, k)``) and section 3.1, eqs. 6-7
+       (its average over the posterior draws).
+    .. [2] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 4 (the predictive of the d-nn models, averaged over the draws).
+    .. [3] Segerie, C.-R. and Peyrot, E. Revisiting of Bayesian reassessment of nearest-neighbor
+       classification. Report, Master MVA, ENS Paris-Saclay.
+       Section 3.1 (Gibbs prediction: ``joint=True``).
+
+    Examples
+    --------
+    A posterior to predict with: ``pm.sample`` gives one (then call these inside its model's
+    ``with`` block, or pass ``model=``); path sampling on 50 points is quicker here.
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> graph = pk.KNNGraph(X[::5], k_max=10)
+    >>> log_z = pk.log_normaliser(graph, np.linspace(0, 2, 11), n_classes=2, sweeps=40,
+    ...                           burn=5, random_seed=1, progressbar=False)
+    >>> idata = pk.path_sampling_posterior(graph, y[::5], log_z, draws=100, chains=2,
+    ...                                    random_seed=1)
+    >>> proba = pk.predict_proba(idata, X_test[:3])
+    >>> proba.dims, proba.shape
+    (('chain', 'draw', 'point', 'class'), (2, 100, 3, 2))
+    >>> bool(np.allclose(proba.sum("class"), 1))
+    True
+    >>> proba.mean(("chain", "draw")).argmax("class").values   # the Bayes classes
+    array([0, 0, 0])
+
+    Joint prediction: the new labels are drawn together, given the training labels.
+
+    >>> joint = pk.predict_proba(idata, X_test[:3], joint=True, random_seed=1)
+    >>> joint.attrs["labels"].shape
+    (2, 100, 3)
     """
     budget = working_memory_bytes(working_memory)
     post = Posterior(idata, model, var_name)
@@ -376,7 +424,8 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     dims = (*SAMPLE_DIMS, "point", "class")
     name = f"{post.name}_proba"
     if joint:
-        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed), budget)
+        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed), budget,
+                               progressbar)
         out = xr.DataArray(probs, coords=coords, dims=dims, name=name)
         out.attrs["labels"] = labels
         out.attrs["method"] = "joint Gibbs (Segerie and Peyrot, section 3.1)"
@@ -436,6 +485,45 @@ def imputed_proba(idata, var_name=None, classes=None) -> xr.DataArray:
     xarray.DataArray
         Dims ``(point, class)``, ``point`` the missing points' indices among the training points,
         named ``f"{var_name}_imputed_proba"``.
+
+    See Also
+    --------
+    PottsGibbs : the step that draws the missing labels.
+
+    References
+    ----------
+    .. [1] Segerie, C.-R. and Peyrot, E. Revisiting of Bayesian reassessment of nearest-neighbor
+       classification. Report, Master MVA, ENS Paris-Saclay.
+       Section 3.1 (Gibbs prediction of unlabelled points jointly with the labelled ones).
+    .. [2] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.3 (the joint model of training and unclassified points, with their
+       classes missing at random).
+
+    Examples
+    --------
+    Every tenth label of 50 points missing:
+
+    >>> import numpy as np
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X, y = X[::5], y[::5]
+    >>> y_obs = np.ma.masked_array(y, mask=np.arange(50) % 10 == 0)
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, 10)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y_obs)
+    ...     idata = pm.sample(draws=200, tune=200, chains=2, cores=1, random_seed=1,
+    ...                       progressbar=False, compute_convergence_checks=False)
+    >>> proba = pk.imputed_proba(idata)
+    >>> proba.dims
+    ('point', 'class')
+    >>> proba.point.values
+    array([ 0, 10, 20, 30, 40])
+    >>> proba.argmax("class").values, y[::10]
+    (array([0, 0, 0, 1, 1]), array([0, 0, 0, 1, 1]))
     """
     name, _, spec = term_from_idata(idata, var_name)
     sites = spec.get("missing_labels")
@@ -489,7 +577,7 @@ def _check_joint_size(post: Posterior, m: int, budget: int):
             f"(joint=False, which goes in chunks), or raise working_memory")
 
 
-def _joint(post: Posterior, X_new, sweeps, rng, budget):
+def _joint(post: Posterior, X_new, sweeps, rng, budget, progressbar=True):
     if isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer)) or sweeps < 1:
         raise ValueError(f"sweeps must be a positive integer, got {sweeps!r}")
     n, m, G = post.term.n, X_new.shape[0], post.term.n_classes
@@ -502,16 +590,17 @@ def _joint(post: Posterior, X_new, sweeps, rng, budget):
     probs = np.empty((C, D, m, G))
     labels = np.empty((C, D, m), dtype=np.int64)
     cp, current = None, None
-    for c in range(C):
-        z = np.concatenate([post.y, rng.integers(0, G, m)])
-        for d in range(D):
-            theta = post.theta[c, d].item()
-            if theta != current:
-                cp = None  # the last d-nn coupling goes before the next is built
-                cp, current = coupling(theta), theta
-            probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
-                                           post.beta[c, d], term.class_weights, int(sweeps), rng)
-            labels[c, d] = z[n:]
+    z = post.y
+    for c, d in progress(np.ndindex(C, D), C * D, "joint prediction", progressbar):
+        if d == 0:  # each chain starts from random labels of the new points
+            z = np.concatenate([post.y, rng.integers(0, G, m)])
+        theta = post.theta[c, d].item()
+        if theta != current:
+            cp = None  # the last d-nn coupling goes before the next is built
+            cp, current = coupling(theta), theta
+        probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
+                                       post.beta[c, d], term.class_weights, int(sweeps), rng)
+        labels[c, d] = z[n:]
     return probs, labels
 
 
@@ -565,6 +654,37 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     theta)`` pairs, and points go in chunks. With two classes and a kNN model each quantile is
     a bisection whose steps are binary searches among the draws sharing one ``k``; otherwise
     each point sorts its distinct draws' probabilities.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.3 and Fig. 3 (predictive probabilities, 95% credible intervals and the
+       uncertainty zone) and section 3.1, eqs. 6-7 (the posterior predictive).
+
+    Examples
+    --------
+    A posterior to predict with: ``pm.sample`` gives one (then call these inside its model's
+    ``with`` block, or pass ``model=``); path sampling on 50 points is quicker here.
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> graph = pk.KNNGraph(X[::5], k_max=10)
+    >>> log_z = pk.log_normaliser(graph, np.linspace(0, 2, 11), n_classes=2, sweeps=40,
+    ...                           burn=5, random_seed=1, progressbar=False)
+    >>> idata = pk.path_sampling_posterior(graph, y[::5], log_z, draws=100, chains=2,
+    ...                                    random_seed=1)
+    >>> summary = pk.predictive_summary(idata, X_test[:3])
+    >>> list(summary.data_vars)
+    ['proba', 'lower', 'upper', 'bayes_class', 'uncertain']
+    >>> summary["bayes_class"].values, y_test[:3]
+    (array([0, 0, 0]), array([0, 0, 0]))
+    >>> bool((summary["lower"] <= summary["proba"]).all() and
+    ...      (summary["proba"] <= summary["upper"]).all())
+    True
     """
     ci_prob = _check_ci(ci_prob)
     budget = working_memory_bytes(working_memory)
@@ -616,6 +736,46 @@ def summarize_proba(proba: xr.DataArray, ci_prob=0.95) -> xr.Dataset:
 
     For the output of :func:`predict_proba` (for instance with ``joint=True``); the array is
     reduced over ``chain`` and ``draw``.
+
+    Parameters
+    ----------
+    proba : xarray.DataArray
+        Dims ``(chain, draw, point, class)``, from :func:`predict_proba`.
+    ci_prob : float
+        Probability of the equal-tailed credible interval.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`predictive_summary`'s.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.3 and Fig. 3; section 3.1, eq. 7.
+
+    Examples
+    --------
+    A posterior to predict with: ``pm.sample`` gives one (then call these inside its model's
+    ``with`` block, or pass ``model=``); path sampling on 50 points is quicker here.
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> graph = pk.KNNGraph(X[::5], k_max=10)
+    >>> log_z = pk.log_normaliser(graph, np.linspace(0, 2, 11), n_classes=2, sweeps=40,
+    ...                           burn=5, random_seed=1, progressbar=False)
+    >>> idata = pk.path_sampling_posterior(graph, y[::5], log_z, draws=100, chains=2,
+    ...                                    random_seed=1)
+    >>> proba = pk.predict_proba(idata, X_test[:3])
+    >>> summary = pk.summarize_proba(proba)
+    >>> bool(np.allclose(summary["proba"], proba.mean(("chain", "draw"))))
+    True
+    >>> summary["bayes_class"].values
+    array([0, 0, 0])
     """
     ci_prob = _check_ci(ci_prob)
     if not isinstance(proba, xr.DataArray) or set(proba.dims) != {*SAMPLE_DIMS, "point", "class"}:
@@ -638,6 +798,35 @@ def uncertainty_zones(lower, upper, mean) -> np.ndarray:
     Parameters
     ----------
     lower, upper, mean : array_like, shape (m, G)
+        The credible intervals and means of the class probabilities of ``m`` points.
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
+
+    See Also
+    --------
+    predictive_summary : its ``uncertain`` variable.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 1.3 and Fig. 3 ("If the interval contains 0.5, the point is ranked as
+       uncertain").
+
+    Examples
+    --------
+    Two points, two classes: the interval of ``P(class 1)`` is ``[0.1, 0.3]`` (sure) and
+    ``[0.4, 0.7]`` (uncertain).
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> lower = np.array([[0.7, 0.1], [0.3, 0.4]])
+    >>> upper = np.array([[0.9, 0.3], [0.6, 0.7]])
+    >>> pk.uncertainty_zones(lower, upper, (lower + upper) / 2)
+    array([False,  True])
     """
     lower, upper, mean = (np.asarray(a, dtype=np.float64) for a in (lower, upper, mean))
     if lower.ndim != 2 or lower.shape != upper.shape or lower.shape != mean.shape:
@@ -683,6 +872,39 @@ def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, jo
     -------
     arviz.InferenceData
         ``idata`` itself, extended in place.
+
+    See Also
+    --------
+    predict_proba : the probabilities alone.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.3, eq. 5 and section 3.1, eq. 7.
+
+    Examples
+    --------
+    A posterior to predict with: ``pm.sample`` gives one (then call these inside its model's
+    ``with`` block, or pass ``model=``); path sampling on 50 points is quicker here.
+
+    >>> import numpy as np
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> X_test, y_test, *_ = pk.datasets.load_ripley("test")
+    >>> graph = pk.KNNGraph(X[::5], k_max=10)
+    >>> log_z = pk.log_normaliser(graph, np.linspace(0, 2, 11), n_classes=2, sweeps=40,
+    ...                           burn=5, random_seed=1, progressbar=False)
+    >>> idata = pk.path_sampling_posterior(graph, y[::5], log_z, draws=100, chains=2,
+    ...                                    random_seed=1)
+    >>> idata = pk.add_predictions(idata, X_test[:3], random_seed=2)
+    >>> "predictions" in idata.groups(), "predictions_constant_data" in idata.groups()
+    (True, True)
+    >>> idata.predictions["y"].dims
+    ('chain', 'draw', 'point')
+    >>> idata.predictions["y_proba"].dims
+    ('chain', 'draw', 'point', 'class')
     """
     proba = predict_proba(idata, X_new, model=model, var_name=var_name, classes=classes,
                           joint=joint, sweeps=sweeps, random_seed=random_seed, lazy=lazy,

@@ -23,7 +23,7 @@ from ._validation import check_count, check_flag, check_positive
 from .approx import korea
 from .diagnostics import check_convergence
 from .distributions import DistanceNN, PottsKNN
-from .graphs import UNCAPPED_N, NeighbourGraph, default_k_max, max_k
+from .graphs import UNCAPPED_N, NeighbourGraph, default_k_max, max_k, warn_if_capped
 from .predict import _check_ci, predictive_summary
 from .step_methods import Exchange, Moller, PseudoLikelihoodMetropolis
 
@@ -119,6 +119,28 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
     prior_upper_ : int or float
         The upper bound of the prior on ``k`` (kNN) or ``sigma`` (d-nn).
 
+    See Also
+    --------
+    PottsKNN, DistanceNN : the models, for use in your own PyMC model.
+    knn_predict : the classical k-nearest-neighbour rule.
+
+    References
+    ----------
+    .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.2, eq. 3 (``"symmetrised"``), section 2.3 and section 3.1, eqs. 5-7
+       (``predict_proba``), section 3.4 (``method="moller"``) and section 3.2 (``"pseudo"``).
+    .. [2] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Sections 3 and 4.2 (the ``"dnn-*"`` models and ``method="exchange"``).
+    .. [3] Yoon, J. W. and Friel, N. (2015). Efficient model selection for probabilistic K nearest
+       neighbour classification. *Neurocomputing* 149, 1098-1108.
+       Section 4.2.1 (``method="korea"``) and section 4.3.1 (``"equal"``).
+    .. [4] Murray, I., Ghahramani, Z. and MacKay, D. J. C. (2006). MCMC for doubly-intractable
+       distributions. *Proceedings of the 22nd Conference on Uncertainty in Artificial
+       Intelligence*, 359-366.
+
     Examples
     --------
     >>> import pymc_knn as pk
@@ -199,6 +221,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                     progressbar=self.progressbar, mp_ctx=self._mp_ctx())
             self.model_, self.idata_ = model, idata
             self.convergence_ = check_convergence(idata, var_names=list(idata.posterior))
+            if self.model in ("symmetrised", "equal") and upper > 1:
+                top = float((idata.posterior["k"] == upper).mean())
+                warn_if_capped(top, upper, max_k(y_encoded), type(self).__name__)
             self._fit_X, self._fit_y = X, y_encoded
         self.classes_, self.prior_upper_ = classes, upper
         return self

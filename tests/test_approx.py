@@ -42,6 +42,7 @@ def pseudo_posterior(X, y, k, kind, logprior):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.filterwarnings("ignore:korea. the posterior of k:UserWarning")
 def test_laplace_matches_quadrature_of_the_pseudo_posterior(kind):
     X, y = two_clouds(1)
     approx = pk.korea(X, y, neighbours=kind, k_max=12)
@@ -83,6 +84,7 @@ def test_a_pseudo_posterior_cut_by_the_prior_is_a_truncated_gaussian(kind, upper
     X, y = two_clouds(7)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the prior ends at beta_upper: nothing to warn about
+        warnings.filterwarnings("ignore", "korea: the posterior of k")  # k_max = 12 cuts it
         approx = pk.korea(X, y, neighbours=kind, k_max=12, beta_prior=pm.Uniform.dist(0, upper),
                           beta_upper=upper)
     post = approx.posterior
@@ -211,3 +213,45 @@ def test_bad_input(rng):
         approx.predict(X, estimate="median")
     with pytest.raises(ValueError, match="ci_prob"):
         approx.predictive_summary(X, ci_prob=1.5)
+
+
+@pytest.mark.parametrize("kind", ["symmetrised", "equal", "asymmetric"])
+def test_merged_fields_of_every_k_are_the_graphs(kind, rng):
+    """The fields KOREA builds k by k from class counts, rows merged, are the graph's local
+    fields at each k (ties in the data: duplicated points), and the merged log pseudo-likelihood
+    and its derivatives are the full ones."""
+    from pymc_knn.approx import _Fields
+
+    X = np.round(rng.standard_normal((90, 2)), 1)
+    y = rng.integers(0, 3, size=90)
+    a = np.array([1.0, 0.7, 1.3])
+    g = pk.KNNGraph(X, k_max=12, neighbours=kind)
+    fields = _Fields(g, y, a)
+    for k in range(1, 13):
+        h_rows, y_rows, w = fields.next()
+        h = pk.kernels.local_fields(*g.conditional_weights(k), y, a)
+        key = np.column_stack([h, y])
+        assert w.sum() == 90 and len(w) == len(np.unique(np.round(key, 9), axis=0))
+        for row, label, count in zip(h_rows, y_rows, w):
+            match = np.all(np.isclose(h, row, rtol=0, atol=1e-12), axis=1) & (y == label)
+            assert match.sum() == count
+        for beta in (0.3, 1.7):
+            full = log_pl_derivatives(h, y, beta)
+            merged = log_pl_derivatives(h_rows, y_rows, beta, w)
+            np.testing.assert_allclose(merged, full, rtol=1e-12)
+
+
+def test_a_posterior_of_k_cut_by_k_max_is_warned_about():
+    """Ripley's KOREA posterior of k sits near 55: a cap at 20 cuts it (warned), the smallest
+    class size (125) does not."""
+    X, y, *_ = pk.datasets.load_ripley("train")
+    with pytest.warns(UserWarning, match="cap cuts the posterior"):
+        capped = pk.korea(X, y, k_max=20)
+    assert float(capped.posterior.p_k[-1]) > 0.05
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        pk.korea(X, y, k_max=125)
+        assert not pk.graphs.warn_if_capped(0.9, 125, 125, "x")
+        assert not pk.graphs.warn_if_capped(0.01, 20, 125, "x")

@@ -231,3 +231,10 @@ def test_prediction_over_many_points_has_a_progress_bar(data, fitted, monkeypatc
     np.testing.assert_allclose(proba.mean(("chain", "draw")), with_bar["proba"][:4000])
     pk.predict_proba(idata, X_new, model=model, lazy=False)
     assert shown[-1] == ("predict_proba", predict.PROGRESS_STEPS)
+    thin = idata.sel(draw=slice(0, 5))
+    joint = pk.predict_proba(thin, X_new[:20], model=model, joint=True, random_seed=3)
+    sizes = thin.posterior.sizes
+    assert shown[-1] == ("joint prediction", sizes["chain"] * sizes["draw"])
+    again = pk.predict_proba(thin, X_new[:20], model=model, joint=True, random_seed=3,
+                             progressbar=False)
+    np.testing.assert_array_equal(joint.attrs["labels"], again.attrs["labels"])

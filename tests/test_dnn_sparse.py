@@ -12,7 +12,7 @@ import pytest
 
 import pymc_knn as pk
 from pymc_knn import graphs
-from pymc_knn.kernels.structure import dnn_table_cumulative
+from pymc_knn.kernels.structure import NO_SHELLS, dnn_table_cumulative
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
 from pymc_knn.testing import all_labelings, label_probabilities
 
@@ -110,7 +110,7 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
     order, sq = kept.sorted_rows()
     C, floor, bound = np.empty(sq.shape), np.empty(8), np.zeros(1)
     dnn_table_cumulative(sq, order, sigma, graphs.DNN_KERNELS["ball"], 0.2, C,
-                         np.zeros(8, dtype=np.int64), aw, 7, floor, bound)
+                         np.zeros(8, dtype=np.int64), aw, 7, floor, bound, NO_SHELLS, 0.0)
     assert bound[0] == 0.0 and floor.min() > 0
     probs = label_probabilities(dense, 1.5, 2, class_weights=a)
     rng = np.random.default_rng(5)
@@ -152,3 +152,85 @@ def test_a_kept_table_in_pm_sample_warns_when_out_of_its_cover(monkeypatch):
             idata = pm.sample(draws=5, tune=0, chains=1, random_seed=2, progressbar=False,
                               compute_convergence_checks=False)
     assert idata.sample_stats["dnn_dropped"].values.min() > 1e-6
+
+
+def true_dropped_share(dense, kept, sigma):
+    """Each row's share of the dense weight that the kept table leaves out."""
+    W = dense.weights(sigma)
+    keep = np.zeros(W.shape, dtype=bool)
+    keep[np.arange(W.shape[0])[:, None], kept.sorted_rows()[0]] = True
+    return (W * ~keep).sum(axis=1)
+
+
+@pytest.mark.parametrize("kernel,sigma", [("gaussian", 0.15), ("exponential", 12.0)])
+def test_shells_count_the_dropped_points_and_bound_their_weight(kernel, sigma, monkeypatch):
+    """Shell counts equal a count from the dense distances (tree and brute engines, with tied
+    points); the bound they give holds at every sigma and is tight within e^(1/2) at theirs."""
+    narrow(monkeypatch, 24)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((600, 2))
+    X[10:14] = X[9]  # ties at the table's edge for some rows
+    dense = pk.DistanceGraph(X, kernel=kernel, drop_tol=0)
+    counts = []
+    for algorithm in ("kd_tree", "brute"):
+        kept = pk.DistanceGraph(X, kernel=kernel, drop_tol=1e-6, algorithm=algorithm)
+        kept._count_shells(sigma)
+        counts.append(kept.shells[0])
+    np.testing.assert_array_equal(counts[0], counts[1])
+    shells, step = kept.shells
+    D = dense.sq_distances.copy()
+    np.fill_diagonal(D, np.inf)
+    order, sq = kept.sorted_rows()
+    x, x0 = (np.sqrt(D), np.sqrt(sq[:, -1:])) if kernel == "exponential" else (D, sq[:, -1:])
+    shell = np.clip(np.floor((x - x0) / step), 0, shells.shape[1] - 1).astype(int)
+    dropped = np.isfinite(D)
+    dropped[np.arange(600)[:, None], order] = False
+    for i in range(600):
+        np.testing.assert_array_equal(
+            np.bincount(shell[i, dropped[i]], minlength=shells.shape[1]), shells[i])
+    for s in sigma * np.array([0.25, 0.5, 1.0, 2.0, 4.0]):
+        true = true_dropped_share(dense, kept, s).max()
+        assert true <= kept.dropped_share(s) * (1 + 1e-9)
+        assert true <= kept.coupling_bound(s)[2] * (1 + 1e-9)
+    true = true_dropped_share(dense, kept, sigma).max()
+    assert kept.coupling_bound(sigma)[2] <= np.exp(0.5) * true
+
+
+def test_cover_widens_to_what_the_rows_need(monkeypatch):
+    """The width cover() picks is at least the fewest neighbours that keep every row within
+    drop_tol (from the dense weights) and at most 1.25 times it; the old bound, every dropped
+    point at the last kept distance, asked for all pairs here (negative control)."""
+    narrow(monkeypatch, 32)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((2500, 2))
+    sigma, tol = 0.2, 1e-6
+    kept = pk.DistanceGraph(X, drop_tol=tol)
+    kept.cover(sigma)
+    dense = pk.DistanceGraph(X, drop_tol=0)
+    W = np.sort(dense.weights(sigma), axis=1)[:, ::-1]
+    rest = W.sum(axis=1, keepdims=True) - np.cumsum(W, axis=1)
+    fewest = int(((rest > tol).sum(axis=1) + 1).max())
+    assert fewest <= kept.width <= 1.25 * fewest
+    assert true_dropped_share(dense, kept, sigma).max() <= tol
+    loose = pk.DistanceGraph(X, drop_tol=tol)
+    loose._build(kept.width)  # no shells: every dropped point counted at the last kept
+    assert not loose.covers(sigma)
+
+
+@pytest.mark.filterwarnings("ignore:.*leaves out up to:UserWarning")
+def test_cover_within_the_budget_and_a_warning_at_the_end_of_tuning(monkeypatch):
+    narrow(monkeypatch, 8)
+    X, _ = small_problem(1, n=400)
+    y = (X[:, 0] > 0).astype(int)
+    budget = graphs.dnn_table_bytes(400, 20) / 2**20
+    kept = pk.DistanceGraph(X, drop_tol=1e-6, working_memory=budget)
+    with pytest.raises(ValueError, match="working_memory"):
+        kept.cover(5.0)
+    assert kept.cover(5.0, strict=False) and kept.width == 20 and not kept.covers(5.0)
+    with pm.Model():
+        pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 3),
+                      sigma=pm.Uniform("sigma", 2.0, 3.0), observed=y, drop_tol=1e-6,
+                      working_memory=budget)
+        with pytest.warns(UserWarning, match="as many as working_memory allows"):
+            pm.sample(draws=5, tune=30, chains=1, random_seed=2, progressbar=False,
+                      compute_convergence_checks=False)

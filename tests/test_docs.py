@@ -127,7 +127,7 @@ def _public_objects():
 
 
 # docstrings whose examples sample (an estimator's fit): slow
-SLOW_DOCSTRINGS = {"BayesianKNNClassifier"}
+SLOW_DOCSTRINGS = {"BayesianKNNClassifier", "imputed_proba"}
 
 
 def _docstring_params():

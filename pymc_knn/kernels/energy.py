@@ -71,7 +71,7 @@ def local_fields(indptr, indices, data, z, class_weights):
 
 
 @njit(cache=True)
-def log_pl_derivatives(h, y, beta):
+def log_pl_derivatives(h, y, beta, weights=None):
     """The log pseudo-likelihood at ``beta`` and its first two derivatives in ``beta``.
 
     With fields ``h[i, g]`` (``P(y_i = g | y_-i) ∝ exp(beta h[i, g])``)::
@@ -80,6 +80,8 @@ def log_pl_derivatives(h, y, beta):
         d/dbeta = sum_i h[i, y_i] - E_i[h],   d2/dbeta2 = -sum_i Var_i[h]
 
     with ``E_i``, ``Var_i`` under the conditional of point ``i``; ``log PL`` is concave in beta.
+    ``weights[i]`` (optional) counts row ``i`` that many times: rows of equal fields and label
+    merged (:func:`pymc_knn.approx.korea`).
     """
     n, G = h.shape
     value = 0.0
@@ -100,9 +102,10 @@ def log_pl_derivatives(h, y, beta):
             m2 += e * h[i, g] * h[i, g]
         m1 /= s
         m2 /= s
-        value += beta * h[i, y[i]] - mx - np.log(s)
-        d1 += h[i, y[i]] - m1
-        d2 -= m2 - m1 * m1
+        w = 1.0 if weights is None else weights[i]
+        value += w * (beta * h[i, y[i]] - mx - np.log(s))
+        d1 += w * (h[i, y[i]] - m1)
+        d2 -= w * (m2 - m1 * m1)
     return value, d1, d2
 
 

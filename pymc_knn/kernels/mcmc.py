@@ -57,6 +57,8 @@ SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
 BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE = 0, 1, 2, 3
 OK, PAST_BETA_MAX = 0, 1
+RELAX_POINTS = 8
+"""Sweeps of each window at which :func:`relaxation` reads the energy, at most."""
 
 LOGP_SIGNATURE = types.float64(types.float64[::1], types.float64[::1])
 """``logp(x, out) -> lp``: the tractable log density at ``x``; ``out[:2] = (beta, theta)``."""
@@ -89,6 +91,8 @@ class Field(NamedTuple):
     beta_max: float
     n_others: int
     dropped: np.ndarray
+    shells: np.ndarray  # int32 (n, J): a kept table's dropped points by shell (J = 0: none)
+    shell_step: float
 
 
 class Auxiliary(NamedTuple):
@@ -153,7 +157,7 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
     if f.kind == DNN:
         ey = dnn_table_cumulative(f.sorted_sq, f.order, theta, f.dnn_kernel, f.epsilon,
                                   cumulative, f.y, f.class_weights, f.n_others, floor,
-                                  f.dropped)
+                                  f.dropped, f.shells, f.shell_step)
         f.dropped[1] = max(f.dropped[1], theta)
         f.dropped[2] = min(f.dropped[2], theta)
         if need_csr:
@@ -225,6 +229,9 @@ def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
     Returns ``(early, late, late_sq)``, one entry per chain: the mean energy over sweeps
     ``[sweeps // 2, sweeps)`` and over ``[sweeps, 2 sweeps)``, and the mean squared energy over
     the latter. When the chains have relaxed by ``sweeps // 2`` both windows have the same mean.
+    The means are over at most ``RELAX_POINTS`` evenly spaced sweeps of each window: an energy
+    costs more than a sweep on a wide d-nn table (``O(n L)`` against ``O(n beta log L)``), and
+    the check's noise is measured across the chains.
     """
     c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
     z = np.empty(f.y.size, dtype=np.int64)
@@ -232,19 +239,23 @@ def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
     late = np.zeros(replicates)
     late_sq = np.zeros(replicates)
     half = max(sweeps // 2, 1)
+    stride_early = max(1, (sweeps - half) // RELAX_POINTS)
+    stride_late = max(1, sweeps // RELAX_POINTS)
+    n_early = (sweeps - half + stride_early - 1) // stride_early
+    n_late = (sweeps + stride_late - 1) // stride_late
     for r in range(replicates):
         check_signals()
         _start_labels(f, aux, z, rng)
         _sweeps(f, aux, c, beta, z, half, rng)
         for s in range(half, 2 * sweeps):
-            e = _energy(f, c, z)  # after s sweeps
+            if s < sweeps and (s - half) % stride_early == 0:
+                early[r] += _energy(f, c, z) / n_early  # after s sweeps
+            elif s >= sweeps and (s - sweeps) % stride_late == 0:
+                e = _energy(f, c, z)
+                late[r] += e / n_late
+                late_sq[r] += e * e / n_late
             if s + 1 < 2 * sweeps:
                 _sweeps(f, aux, c, beta, z, 1, rng)
-            if s < sweeps:
-                early[r] += e / (sweeps - half)
-            else:
-                late[r] += e / sweeps
-                late_sq[r] += e * e / sweeps
     return early, late, late_sq
 
 

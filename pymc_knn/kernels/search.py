@@ -176,6 +176,34 @@ def brute_reverse(Q, X, sq_sorted, reach, n_blocks, cap, counts, rev_index, rev_
             counts[a] = count
 
 
+@njit(cache=True, inline="always")
+def shell_index(s, x0, step, J, in_distance):
+    """The shell of a point at squared distance ``s`` beyond a row's start ``x0``: shells are
+    ``[x0 + j step, x0 + (j + 1) step)`` of ``x = s`` (or of ``x = sqrt(s)`` when
+    ``in_distance``), the last one unbounded."""
+    x = np.sqrt(s) if in_distance else s
+    j = (x - x0) / step
+    return J - 1 if j >= J - 1 else max(0, int(j))
+
+
+@njit(cache=True, parallel=True)
+def brute_shells(Q, X, self_index, start_sq, step, in_distance, n_blocks, counts):
+    """Counts of the training points beyond each query's start, by shell
+    (:func:`shell_index`), streaming over all of them: ``counts[a, j]`` gets the points
+    ``j != self_index[a]`` with ``d(a, j)^2 >= start_sq[a]`` in shell ``j``."""
+    m, J = counts.shape
+    n = X.shape[0]
+    bounds = _blocks(m, n_blocks)
+    for b in prange(n_blocks):
+        for a in range(bounds[b], bounds[b + 1]):
+            counts[a] = 0
+            x0 = np.sqrt(start_sq[a]) if in_distance else start_sq[a]
+            for j in range(n):
+                s = sq_distance(Q, a, X, j)
+                if j != self_index[a] and s >= start_sq[a]:
+                    counts[a, shell_index(s, x0, step, J, in_distance)] += 1
+
+
 # ----------------------------------------------------------------- tree engine
 
 
@@ -289,6 +317,52 @@ def tree_knn_within(Q, points, self_index, limit, K, tree_index, start, end, lea
         idx, sq = _within(Q, a, points, self_index[a], limit[a], tree_index, start, end, leaf, lower,
                           upper, 2 * K + 16)
         _keep_nearest(idx, sq, idx.size, K, out_nb, out_sq, a)
+
+
+@njit(cache=True, inline="always")
+def _box_far_sq(Q, a, lower, upper, node):
+    """Squared distance from ``Q[a]`` to the farthest corner of a node's bounding box: never
+    below the computed squared distance to a point in the box (see :func:`_box_sq`)."""
+    s = 0.0
+    for c in range(Q.shape[1]):
+        diff = max(abs(Q[a, c] - lower[node, c]), abs(Q[a, c] - upper[node, c]))
+        s += diff * diff
+    return s
+
+
+@njit(cache=True, parallel=True)
+def tree_shells(Q, points, self_index, start_sq, step, in_distance, tree_index, start, end,
+                leaf, lower, upper, counts):
+    """:func:`brute_shells` by a traversal of the tree (arrays of :func:`tree_knn_within`): a
+    node wholly inside the start is skipped and one wholly inside one shell counted at once."""
+    m, J = counts.shape
+    for a in prange(m):
+        counts[a] = 0
+        x0 = np.sqrt(start_sq[a]) if in_distance else start_sq[a]
+        stack = np.empty(STACK, dtype=np.int64)
+        stack[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            far = _box_far_sq(Q, a, lower, upper, node)
+            if far < start_sq[a]:
+                continue
+            near = _box_sq(Q, a, lower, upper, node)
+            if near >= start_sq[a] and near > 0.0:  # beyond the start, and not the query itself
+                j = shell_index(near, x0, step, J, in_distance)
+                if j == J - 1 or j == shell_index(far, x0, step, J, in_distance):
+                    counts[a, j] += end[node] - start[node]
+                    continue
+            if not leaf[node]:
+                stack[top] = 2 * node + 1
+                stack[top + 1] = 2 * node + 2
+                top += 2
+                continue
+            for p in range(start[node], end[node]):
+                s = sq_distance(Q, a, points, p)
+                if tree_index[p] != self_index[a] and s >= start_sq[a]:
+                    counts[a, shell_index(s, x0, step, J, in_distance)] += 1
 
 
 @njit(cache=True)

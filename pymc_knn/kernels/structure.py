@@ -101,6 +101,28 @@ def knn_edges(neighbours, reverse_rank, k, equal):
 
 
 @njit(cache=True)
+def knn_counts_next(counts, neighbours, reverse_rank, y, k, kind):
+    """Class counts of each point's kNN neighbourhood from ``k - 1`` to ``k``, in place.
+
+    ``counts[i, g]`` is the number of entries of row ``i`` (in units of ``1/k``) in class ``g``,
+    so that the local fields are ``a_g counts[i, g] / k``: ``kind`` 0 (symmetrised, eq. 3 of
+    Cucala et al. 2009) adds each point's ``k``-th nearest to its row and the point to that
+    neighbour's row; 1 (equal weights, Boltzmann(2)) does so only for a pair not yet joined
+    (a pair joined from both sides at once counts from its lower index); 2 (asymmetric) adds
+    the ``k``-th nearest to the point's row only. ``O(n)`` per ``k``.
+    """
+    r = k - 1
+    for i in range(neighbours.shape[0]):
+        j = neighbours[i, r]
+        rank = reverse_rank[i, r]  # where i stands in j's list
+        if kind == 1 and (rank < r or (rank == r and j < i)):
+            continue  # already joined, or joined from j's side now
+        counts[i, y[j]] += 1
+        if kind != 2:
+            counts[j, y[i]] += 1
+
+
+@njit(cache=True)
 def knn_csr(neighbours, reverse_rank, k, equal):
     """Symmetric CSR of the kNN couplings at ``k``, one entry per neighbouring pair.
 
@@ -327,7 +349,7 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
     """
     n, L = sorted_sq.shape
     return dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights,
-                                L, np.zeros(n), np.zeros(1))
+                                L, np.zeros(n), np.zeros(1), NO_SHELLS, 0.0)
 
 
 @njit(cache=True)
@@ -366,16 +388,119 @@ def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
     return end, phi, tail
 
 
+NO_SHELLS = np.zeros((0, 0), dtype=np.int32)
+"""Shells of a table that has none: every dropped point is counted at the last kept distance."""
+
+
+@njit(cache=True)
+def shell_ratio(shell_step, sigma, kernel):
+    """The kernel's ratio between consecutive shells of width ``shell_step`` (in squared
+    distance for the gaussian kernel, in distance for the exponential; 1 for the ball)."""
+    if kernel == GAUSSIAN:
+        return np.exp(shell_step * gaussian_factor(sigma))
+    if kernel == EXPONENTIAL:
+        return np.exp(-shell_step * sigma)
+    return 1.0
+
+
+@njit(cache=True)
+def dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_dropped):
+    """A bound on the weight, relative to row ``i``'s nearest, of the ``n_dropped`` points
+    beyond its kept table, ``tail`` being the relative weight at the last kept distance.
+
+    Without shells (``shells.shape[1] == 0``) each dropped point counts at ``tail``. With them,
+    ``shells[i, j]`` dropped points lie at least ``j shell_step`` beyond the last kept distance
+    (in squared distance for the gaussian kernel, in distance for the exponential), so each
+    counts at ``tail q^j``, ``q`` the kernel's ratio over one shell (:func:`shell_ratio`): the
+    kernel decreases with distance, so the bound holds for any ``sigma``, and is tight within
+    ``1 / q`` per point.
+    """
+    J = shells.shape[1]
+    if J == 0 or tail == 0.0:
+        return n_dropped * tail
+    q = shell_ratio(shell_step, sigma, kernel)
+    u = 0.0
+    f = tail
+    for j in range(J):
+        u += shells[i, j] * f
+        f *= q
+    return u
+
+
+@njit(cache=True)
+def dnn_table_share_bound(sorted_sq, sigma, kernel, epsilon, n_others, shells, shell_step):
+    """The largest, over rows, of a bound on the share of a row's weight a kept table leaves out
+    at ``sigma``, in ``O(n (log L + J))``: :func:`dropped_weight` over a lower bound of the kept
+    weight (the row cut at positions 1, 2, 4, ..., each block counted at its farthest point)."""
+    n, L = sorted_sq.shape
+    if L == n_others:
+        return 0.0
+    worst = 0.0
+    for i in range(n):
+        total, tail = _kept_lower(sorted_sq[i], sigma, kernel, epsilon)
+        u = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_others - L)
+        if u > 0.0:
+            worst = max(worst, u / (total + u))
+    return worst
+
+
+@njit(cache=True)
+def _kept_lower(row, sigma, kernel, epsilon):
+    """``(lower bound of the kept weight, weight at the last kept distance)`` of a row, relative
+    to its nearest: the row cut at positions 1, 2, 4, ..., each block at its farthest point."""
+    L = row.size
+    total = 0.0
+    lo = 0
+    hi = 1
+    while lo < L:
+        total += (hi - lo) * np.exp(dnn_log_ratio(row[hi - 1], row[0], sigma, kernel, epsilon))
+        lo = hi
+        hi = min(L, 2 * hi)
+    tail = np.exp(dnn_log_ratio(row[L - 1], row[0], sigma, kernel, epsilon))
+    if kernel == BALL:  # the floor is carried exactly: only points inside the ball count
+        tail = 1.0 if row[L - 1] < ball_radius2(sigma) else 0.0
+    return total, tail
+
+
+@njit(cache=True)
+def dnn_table_width_needed(sorted_sq, sigma, kernel, epsilon, drop_tol, shells, shell_step):
+    """The width of a table whose rows would each leave out at most ``drop_tol`` of their weight
+    at ``sigma``, by the bound of :func:`dnn_table_share_bound`: each row keeps the shells of
+    ``shells`` until the bound on the rest is within ``drop_tol`` of its (current) kept weight."""
+    n, L = sorted_sq.shape
+    J = shells.shape[1]
+    q = shell_ratio(shell_step, sigma, kernel)
+    width = L
+    allowed = drop_tol / (1.0 - drop_tol)
+    rest = np.empty(J + 1)
+    for i in range(n):
+        total, tail = _kept_lower(sorted_sq[i], sigma, kernel, epsilon)
+        f = tail
+        for j in range(J):
+            rest[j] = shells[i, j] * f
+            f *= q
+        rest[J] = 0.0
+        for j in range(J - 1, -1, -1):  # rest[j]: the bound on shells j, j + 1, ...
+            rest[j] += rest[j + 1]
+        keep = L
+        for j in range(J):
+            if rest[j] <= allowed * total:
+                break
+            keep += shells[i, j]
+        width = max(width, keep)
+    return width
+
+
 @njit(cache=True)
 def dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights,
-                         n_others, floor, bound):
+                         n_others, floor, bound, shells, shell_step):
     """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
 
     The weights of the points kept in a row are normalised over them (the model of the table);
     ``bound[0]`` is raised to the largest, over rows, of a bound on the share of the row's weight
     that the full row would put beyond the table: ``U / (T + U)`` with ``T`` the kept weight and
-    ``U = (n_others - L) K(d_L)``, every dropped point being at least as far as the last kept.
-    0 when ``L == n_others`` (all pairs). The ball kernel's floor is exact instead: with a kept
+    ``U`` the bound of :func:`dropped_weight` (``shells``, ``shell_step``). 0 when
+    ``L == n_others`` (all pairs). The ball kernel's floor is exact instead: with a kept
     table its rows are normalised over all ``n_others``, ``floor[i]`` receives the floor weight
     ``W_ij`` of every other ``j``, and ``C`` the running sums of the excess over it; the floor's
     share of ``E(y)``, ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``.
@@ -391,7 +516,7 @@ def dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_w
         for r in range(end):
             total += w[r]
         if L < n_others:
-            dropped = (n_others - L) * tail
+            dropped = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_others - L)
             if floor_mode:
                 total += n_others * phi
             if dropped > 0.0:

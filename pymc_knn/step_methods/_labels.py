@@ -83,6 +83,37 @@ class PottsGibbs(BlockedStep):
     The first draw of a chain starts the missing labels from the nearest labelled point's
     label when they sit at PyMC's default initial value (class 0 everywhere).
     sample_stats: ``label_changes``, the number of missing labels the draw changed.
+
+    References
+    ----------
+    .. [1] Segerie, C.-R. and Peyrot, E. Revisiting of Bayesian reassessment of nearest-neighbor
+       classification. Report, Master MVA, ENS Paris-Saclay.
+       Section 3.1 (Gibbs prediction: unlabelled points drawn jointly, the labelled ones fixed).
+    .. [2] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 2.2, eq. 4 (the full conditionals) and section 2.3 (classes missing at random).
+
+    Examples
+    --------
+    ``pm.sample()`` assigns it by itself to the missing labels; given explicitly, with two
+    sweeps per draw:
+
+    >>> import numpy as np
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> y_obs = np.ma.masked_array(y, mask=np.arange(250) % 10 == 0)   # 25 labels missing
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, pk.max_k(y[~y_obs.mask]))
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y_obs)
+    ...     steps = [pk.Exchange([beta, k]), pk.PottsGibbs([model["y_unobserved"]], sweeps=2)]
+    >>> idata = pm.sample(model=model, step=steps, random_seed=1)  # doctest: +SKIP
+    >>> steps[1].vars
+    [y_unobserved]
+
+    ``pk.imputed_proba(idata)`` then gives the missing points' class probabilities.
     """
 
     name = "potts_gibbs"

@@ -20,6 +20,7 @@ from ..distributions import (missing_labels, potts_node, potts_parameter_rvs, po
                              potts_terms, term_labels)
 from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
+from ..kernels.structure import NO_SHELLS
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
 from ._adaptation import (AUX_SWEEPS, MAX_AUX_SWEEPS, MAX_BRIDGE, RELAX_CHAINS, TARGET_ACCEPT,
                           Adaptation, relaxed)
@@ -76,10 +77,12 @@ def _field(term, y) -> mcmc.Field:
     if term.is_knn:
         kind = mcmc.KNN_EQUAL if g.kind == "equal" else mcmc.KNN_SYMMETRISED
         return mcmc.Field(kind, g.neighbours, g.reverse_rank, none_order, np.zeros((0, 0)), 0, 0.0,
-                          a, y, g.energy_all_k(y, a), g.k_max, beta_max, 0, _new_dropped())
+                          a, y, g.energy_all_k(y, a), g.k_max, beta_max, 0, _new_dropped(),
+                          NO_SHELLS, 0.0)
     order, sorted_sq = g.sorted_rows()
     return mcmc.Field(mcmc.DNN, none_i, none_i, order, sorted_sq, DNN_KERNELS[g.kernel],
-                      g.epsilon, a, y, np.zeros(0), 0, beta_max, g.n_points - 1, _new_dropped())
+                      g.epsilon, a, y, np.zeros(0), 0, beta_max, g.n_points - 1, _new_dropped(),
+                      *g.shells)
 
 
 def _new_dropped() -> np.ndarray:
@@ -418,7 +421,7 @@ class PottsStep(BlockedStep):
     def stop_tuning(self):
         chain = self.chain
         if self.tune and self.adapt:
-            self._widen(chain)
+            self._widen(chain, final=True)
             chain.adaptation.finish()
             a = chain.adaptation
             if a.adapt_iterations and a.iterations >= a.max_iterations:
@@ -516,20 +519,28 @@ class PottsStep(BlockedStep):
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
 
-    def _widen(self, chain) -> None:
+    def _widen(self, chain, final: bool = False) -> None:
         """Widen a kept d-nn table to cover the sigma of the chain's latest tuning window (its
-        central 99%, with a margin). Tuning draws are discarded, so a sigma a transient visits
-        beyond the table's cover costs nothing; covering it could take every pair."""
+        central 99%, with a margin), as far as the working-memory budget allows (warned about
+        at the end of tuning). Tuning draws are discarded, so a sigma a transient visits beyond
+        the table's cover costs nothing; covering it could take every pair."""
         g = self.term.graph
         if self.term.is_knn or not g.sparse:
             return
         low, high = chain.adaptation.theta_range(COVER_QUANTILES)
         if not np.isfinite(high):
             return
-        grew = g.cover(low / DNN_COVER_MARGIN if g.kernel == "exponential"
-                       else high * DNN_COVER_MARGIN)
-        if grew:
-            self.field = _field(self.term, self.field.y)
+        target = low / DNN_COVER_MARGIN if g.kernel == "exponential" else high * DNN_COVER_MARGIN
+        g.cover(target, strict=False)
+        if self.field.sorted_sq is not g.sorted_rows()[1] or self.field.shells is not g.shells[0]:
+            self.field = _field(self.term, self.field.y)  # wider, or shells counted anew
+        if final and not g.covers(target):
+            warnings.warn(
+                f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each of "
+                f"{g.n_points} points, as many as working_memory allows, which does not cover "
+                f"sigma = {target:.4g} (the tuned posterior's central 99% with a margin) within "
+                f"drop_tol = {g.drop_tol:g}: draws there are of the kept model (dnn_dropped in "
+                "sample_stats). Raise working_memory= or drop_tol=", UserWarning, stacklevel=2)
 
     def _check_dropped(self, tuning) -> float:
         """A kept d-nn table's bound on the weight a row left out in this draw's couplings;
@@ -698,7 +709,7 @@ class Exchange(PottsStep):
     ...     k = pm.DiscreteUniform("k", 1, 125)
     ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
     ...     step = pk.Exchange(sampler="cftp")
-    ...     idata = pm.sample(step=step, random_seed=1)  # doctest: +SKIP
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "exchange"
@@ -755,6 +766,24 @@ class Moller(PottsStep):
     .. [2] Møller, J., Pettitt, A. N., Reeves, R. and Berthelsen, K. K. (2006). An efficient
        Markov chain Monte Carlo method for distributions with intractable normalising constants.
        *Biometrika* 93(2), 451-458.
+    .. [3] Segerie, C.-R. and Peyrot, E. Revisiting of Bayesian reassessment of nearest-neighbor
+       classification. Report, Master MVA, ENS Paris-Saclay.
+       Section 3.2 (the corrected acceptance ratio).
+
+    Examples
+    --------
+    With perfect (CFTP) auxiliary draws and, as a starting plug-in, the estimate
+    ``(beta_hat, k_hat) = (1.45, 13)`` of Cucala et al. (2009, section 3.4):
+
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    ...     step = pk.Moller(sampler="cftp", plug_in=(1.45, 13))
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "moller"
@@ -822,6 +851,36 @@ class PseudoLikelihoodMetropolis(PottsStep):
     The likelihood is replaced by the product of the full conditionals. Fast, but biased: its
     posterior is not the model's (Cucala et al., section 3.5). Parameters, moves and tuning as
     for :class:`Exchange`, without the auxiliary ones.
+
+    See Also
+    --------
+    Exchange, Moller : exact alternatives.
+    korea : a deterministic approximation of the same pseudo-posterior.
+
+    References
+    ----------
+    .. [1] Besag, J. (1974). Spatial interaction and the statistical analysis of lattice systems
+       (with discussion). *Journal of the Royal Statistical Society, Series B* 36(2), 192-236.
+       The pseudo-likelihood, as cited by Cucala et al. (2009, section 3.2).
+    .. [2] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
+       reassessment of nearest-neighbor classification. *Journal of the American Statistical
+       Association* 104(485), 263-273.
+       Section 3.2, eq. 8 (the pseudo-likelihood of the kNN model) and section 3.5 (its bias).
+    .. [3] Friel, N. and Pettitt, A. N. (2011). Classification using distance nearest neighbours.
+       *Statistics and Computing* 21, 431-437.
+       Section 4.1 (the pseudo-likelihood of the d-nn models).
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> import pymc_knn as pk
+    >>> X, y, *_ = pk.datasets.load_ripley("train")
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 4)
+    ...     k = pm.DiscreteUniform("k", 1, 125)
+    ...     labels = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    ...     step = pk.PseudoLikelihoodMetropolis()
+    >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
 
     name = "pseudo_likelihood_metropolis"
