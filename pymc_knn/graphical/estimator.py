@@ -73,6 +73,11 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
         Per class, the number of edges of each kept draw.
     class_log_prior_ : ndarray, shape (n_classes,)
 
+    References
+    ----------
+    .. [1] Pavlenko, T. and Rios, F. L. (2017). Graphical posterior predictive classifier:
+       Bayesian model averaging with particle Gibbs. Preprint.
+
     Examples
     --------
     >>> import pymc_knn as pk
