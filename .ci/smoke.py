@@ -36,8 +36,9 @@ def own(w: warnings.WarningMessage, package: Path) -> bool:
 
 def run(*cmd: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(cmd, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONWARNINGS": "default"})
+        return subprocess.run(
+            cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "default"}
+        )
     except FileNotFoundError as err:
         return subprocess.CompletedProcess(cmd, 127, "", str(err))
 
@@ -56,11 +57,15 @@ def main() -> int:
     check(X.shape == (250, 2), f"Ripley's training data shipped: {X.shape}")
 
     bindir = Path(sys.executable).parent
-    for cmd, prog in (((str(bindir / "pymc-knn"), "--help"), "pymc-knn"),
-                      ((sys.executable, "-m", "pymc_knn", "--help"), "python -m pymc_knn")):
+    for cmd, prog in (
+        ((str(bindir / "pymc-knn"), "--help"), "pymc-knn"),
+        ((sys.executable, "-m", "pymc_knn", "--help"), "python -m pymc_knn"),
+    ):
         out = run(*cmd)
-        check(out.returncode == 0 and out.stdout.startswith(f"usage: {prog} "),
-              f"{prog} --help (exit {out.returncode})")
+        check(
+            out.returncode == 0 and out.stdout.startswith(f"usage: {prog} "),
+            f"{prog} --help (exit {out.returncode})",
+        )
         check("Warning" not in out.stderr, f"{prog} --help prints no warning: {out.stderr!r}")
 
     if not quick:
@@ -74,8 +79,15 @@ def main() -> int:
                 beta = pm.Uniform("beta", 0, 4)
                 k = pm.DiscreteUniform("k", 1, 30)
                 pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
-                idata = pm.sample(draws=200, tune=200, chains=2, cores=1, random_seed=1,
-                                  progressbar=False, compute_convergence_checks=False)
+                idata = pm.sample(
+                    draws=200,
+                    tune=200,
+                    chains=2,
+                    cores=1,
+                    random_seed=1,
+                    progressbar=False,
+                    compute_convergence_checks=False,
+                )
             proba = pk.predict_proba(idata, X_test[:200])
             error = float((proba.mean(axis=(0, 1)).argmax(axis=1) != y_test[:200]).mean())
         seen.extend(caught)

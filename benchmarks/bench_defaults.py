@@ -49,8 +49,15 @@ def load(name):
     elif name == "blobs10":  # 2,000 points, 10 covariates, 6 overlapping classes
         from sklearn.datasets import make_classification
 
-        X, y = make_classification(2000, n_features=10, n_informative=6, n_classes=6,
-                                   n_clusters_per_class=1, class_sep=1.0, random_state=0)
+        X, y = make_classification(
+            2000,
+            n_features=10,
+            n_informative=6,
+            n_classes=6,
+            n_clusters_per_class=1,
+            class_sep=1.0,
+            random_state=0,
+        )
     else:
         raise ValueError(f"unknown data set {name!r}")
     return np.asarray(X, float), np.asarray(y, np.int64)
@@ -81,11 +88,19 @@ def fit(data, model, seed, method, chains, cores):
 
     X, y = load(data)
     m = build(X, y, model)
-    step = {"exchange": pk.Exchange, "moller": pk.Moller,
-            "pseudo": pk.PseudoLikelihoodMetropolis}[method]
+    step = {"exchange": pk.Exchange, "moller": pk.Moller, "pseudo": pk.PseudoLikelihoodMetropolis}[
+        method
+    ]
     with m:  # compile the kernels first (the forked workers inherit them): not timed
-        pm.sample(draws=2, tune=2, chains=1, cores=1, step=step(), progressbar=False,
-                  compute_convergence_checks=False)
+        pm.sample(
+            draws=2,
+            tune=2,
+            chains=1,
+            cores=1,
+            step=step(),
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     kwargs = {}
     with m:
         if method != "exchange":
@@ -93,39 +108,61 @@ def fit(data, model, seed, method, chains, cores):
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            idata = pm.sample(random_seed=seed, chains=chains, cores=cores, progressbar=False,
-                              compute_convergence_checks=False, **kwargs)
+            idata = pm.sample(
+                random_seed=seed,
+                chains=chains,
+                cores=cores,
+                progressbar=False,
+                compute_convergence_checks=False,
+                **kwargs,
+            )
         wall = time.perf_counter() - t0
     names = [v for v in idata.posterior.data_vars]
     summ = az.summary(idata, var_names=names, kind="diagnostics", round_to="none")
     ss = idata.sample_stats
     row = {
-        "data": data, "n": len(y), "p": X.shape[1], "G": int(y.max() + 1), "model": model,
-        "method": method, "seed": seed, "chains": chains, "wall": round(wall, 2),
+        "data": data,
+        "n": len(y),
+        "p": X.shape[1],
+        "G": int(y.max() + 1),
+        "model": model,
+        "method": method,
+        "seed": seed,
+        "chains": chains,
+        "wall": round(wall, 2),
         "sampling_time": round(float(ss.attrs.get("sampling_time", np.nan)), 2),
         "accept": round(float(ss["accept"].mean()), 3),
         "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
         "bridge_sweeps": round(float(ss["bridge_sweeps"].mean()), 1),
         "aux_sweeps": [float(v) for v in ss["aux_sweeps"].isel(draw=-1).values],
         "mean": {v: round(float(idata.posterior[v].mean()), 4) for v in names},
-        "warnings": sorted({str(w.message)[:120] for w in caught
-                            if issubclass(w.category, UserWarning)}),
+        "warnings": sorted(
+            {str(w.message)[:120] for w in caught if issubclass(w.category, UserWarning)}
+        ),
     }
     for v in names:
-        row[v] = {"r_hat": float(summ.loc[v, "r_hat"]), "ess_bulk": float(summ.loc[v, "ess_bulk"]),
-                  "ess_tail": float(summ.loc[v, "ess_tail"])}
+        row[v] = {
+            "r_hat": float(summ.loc[v, "r_hat"]),
+            "ess_bulk": float(summ.loc[v, "ess_bulk"]),
+            "ess_tail": float(summ.loc[v, "ess_tail"]),
+        }
     # a parameter that never moves in any chain (k on glass's equal graph) is a point mass:
     # r_hat and ESS are NaN, which is no failure of mixing
     row["constant"] = [v for v in names if np.ptp(idata.posterior[v].values) == 0]
-    row["ok"] = all(v in row["constant"] or (row[v]["r_hat"] <= 1.01 and row[v]["ess_bulk"] >= 400
-                    and row[v]["ess_tail"] >= 400) for v in names)
+    row["ok"] = all(
+        v in row["constant"]
+        or (row[v]["r_hat"] <= 1.01 and row[v]["ess_bulk"] >= 400 and row[v]["ess_tail"] >= 400)
+        for v in names
+    )
     return row
 
 
 def table(path):
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-    print("| data (n, p, G) | model | method | seed | wall s | ESS/s (min) | r_hat (max) | "
-          "ess_bulk min | ess_tail min | accept | iterations/draw | pass |")
+    print(
+        "| data (n, p, G) | model | method | seed | wall s | ESS/s (min) | r_hat (max) | "
+        "ess_bulk min | ess_tail min | accept | iterations/draw | pass |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         params = [v for v in r["mean"] if v not in r.get("constant", [])]
@@ -133,10 +170,12 @@ def table(path):
         bulk = min((r[v]["ess_bulk"] for v in params), default=np.nan)
         tail = min((r[v]["ess_tail"] for v in params), default=np.nan)
         its = r["iterations"]
-        print(f"| {r['data']} ({r['n']}, {r['p']}, {r['G']}) | {r['model']} | {r['method']} | "
-              f"{r['seed']} | {r['wall']:.1f} | {bulk / r['wall']:.0f} | {rhat:.3f} | "
-              f"{bulk:.0f} | {tail:.0f} | {r['accept']:.2f} | {min(its)}-{max(its)} | "
-              f"{'yes' if r['ok'] else '**no**'} |")
+        print(
+            f"| {r['data']} ({r['n']}, {r['p']}, {r['G']}) | {r['model']} | {r['method']} | "
+            f"{r['seed']} | {r['wall']:.1f} | {bulk / r['wall']:.0f} | {rhat:.3f} | "
+            f"{bulk:.0f} | {tail:.0f} | {r['accept']:.2f} | {min(its)}-{max(its)} | "
+            f"{'yes' if r['ok'] else '**no**'} |"
+        )
 
 
 def main():
@@ -162,12 +201,17 @@ def main():
                 with out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
                 params = list(row["mean"])
-                print(f"{data:>13} {model:>11} {args.method} seed {seed}: {row['wall']:6.1f} s  "
-                      + "  ".join(f"{v} {row['mean'][v]:.3g} r_hat {row[v]['r_hat']:.3f} "
-                                  f"ess {row[v]['ess_bulk']:.0f}/{row[v]['ess_tail']:.0f}"
-                                  for v in params)
-                      + f"  acc {row['accept']:.2f} its {row['iterations']} bridge sweeps/draw {row['bridge_sweeps']}"
-                      + ("" if row["ok"] else "  FAIL"), flush=True)
+                print(
+                    f"{data:>13} {model:>11} {args.method} seed {seed}: {row['wall']:6.1f} s  "
+                    + "  ".join(
+                        f"{v} {row['mean'][v]:.3g} r_hat {row[v]['r_hat']:.3f} "
+                        f"ess {row[v]['ess_bulk']:.0f}/{row[v]['ess_tail']:.0f}"
+                        for v in params
+                    )
+                    + f"  acc {row['accept']:.2f} its {row['iterations']} bridge sweeps/draw {row['bridge_sweeps']}"
+                    + ("" if row["ok"] else "  FAIL"),
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -42,13 +42,16 @@ def run(p: int, n_particles: int, warm: int, steady: int, seed: int) -> None:
     particle_gibbs(p, n_particles, warm, *args, seed, cache, h.phi, h.phi_post, h.consts)
     t_warm = time.perf_counter() - t0
     t0 = time.perf_counter()
-    graphs, _ = particle_gibbs(p, n_particles, steady, *args, seed + 1, cache, h.phi,
-                               h.phi_post, h.consts)
+    graphs, _ = particle_gibbs(
+        p, n_particles, steady, *args, seed + 1, cache, h.phi, h.phi_post, h.consts
+    )
     t_steady = time.perf_counter() - t0
-    print(f"p = {p:2d}, {n_particles} particles: first {warm} sweeps "
-          f"{1e3 * t_warm / warm:6.2f} ms/sweep; next {steady} sweeps "
-          f"{1e3 * t_steady / steady:6.2f} ms/sweep; cache {len(cache)} sets; "
-          f"mean graph size {graph_sizes(graphs).mean():.1f} edges")
+    print(
+        f"p = {p:2d}, {n_particles} particles: first {warm} sweeps "
+        f"{1e3 * t_warm / warm:6.2f} ms/sweep; next {steady} sweeps "
+        f"{1e3 * t_steady / steady:6.2f} ms/sweep; cache {len(cache)} sets; "
+        f"mean graph size {graph_sizes(graphs).mean():.1f} edges"
+    )
 
 
 def main() -> None:

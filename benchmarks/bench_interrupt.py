@@ -49,9 +49,12 @@ def main() -> None:
     z = y.astype(np.int64)
     runs = {  # name: (call, checks it makes)
         "Gibbs": (lambda: gibbs_sweeps(c.indptr, c.indices, c.data, z, 1.45, a, 2000, rng), 2000),
-        "Swendsen-Wang": (lambda: swendsen_wang_sweeps(c.src, c.dst, c.weight,
-                                                       c.uniform_weight, z, 1.45, a, 2000, rng),
-                          2000),
+        "Swendsen-Wang": (
+            lambda: swendsen_wang_sweeps(
+                c.src, c.dst, c.weight, c.uniform_weight, z, 1.45, a, 2000, rng
+            ),
+            2000,
+        ),
         "CFTP": (lambda: cftp_potts2(c.indptr, c.indices, c.data, z, 3.0, a, 1024, 1), 3071),
     }
     print(f"check_signals: {per_call * 1e9:.2f} ns per call")

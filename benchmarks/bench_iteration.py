@@ -52,8 +52,11 @@ def best(fn, repeat):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--method", default="exchange", choices=["exchange", "moller", "pseudo"])
-    parser.add_argument("--model", default="symmetrised",
-                        choices=["symmetrised", "equal", "gaussian", "exponential", "ball"])
+    parser.add_argument(
+        "--model",
+        default="symmetrised",
+        choices=["symmetrised", "equal", "gaussian", "exponential", "ball"],
+    )
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
@@ -67,11 +70,22 @@ def main():
         else:
             sigma = pm.Uniform("sigma", 0, 100)
             pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=args.model, observed=y)
-        cls = {"exchange": pk.Exchange, "moller": pk.Moller,
-               "pseudo": pk.PseudoLikelihoodMetropolis}[args.method]
+        cls = {
+            "exchange": pk.Exchange,
+            "moller": pk.Moller,
+            "pseudo": pk.PseudoLikelihoodMetropolis,
+        }[args.method]
         step = cls()
-        idata = pm.sample(draws=200, tune=1000, chains=1, cores=1, step=step, random_seed=1,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=200,
+            tune=1000,
+            chains=1,
+            cores=1,
+            step=step,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     its = int(idata.sample_stats["iterations"].values[0, 0])
     b_last = float(idata.posterior["beta"].values[0, -1])
     point = {"beta_interval__": np.asarray(np.log(b_last / (4 - b_last)))}
@@ -88,9 +102,19 @@ def main():
     empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0)
 
     def iterate():
-        mcmc.run_iterations(step.tractable.kernel_fn, x.copy(), np.array([lp, b, theta]),
-                            step.field, step.aux, proposal, chain.z, chain.plug_in,
-                            args.iterations, *empty, rng)
+        mcmc.run_iterations(
+            step.tractable.kernel_fn,
+            x.copy(),
+            np.array([lp, b, theta]),
+            step.field,
+            step.aux,
+            proposal,
+            chain.z,
+            chain.plug_in,
+            args.iterations,
+            *empty,
+            rng,
+        )
 
     c = mcmc.coupling(step.field, theta, False)
     z = y.astype(np.int64).copy()
@@ -102,18 +126,30 @@ def main():
     t_it = best(iterate, args.repeat) / args.iterations
     t_aux = best(aux_draws, args.repeat) / args.iterations
     with model:
-        run = pm.sample(draws=1000, tune=1000, chains=1, cores=1, step=step, random_seed=2,
-                        progressbar=False, compute_convergence_checks=False,
-                        discard_tuned_samples=False)
+        run = pm.sample(
+            draws=1000,
+            tune=1000,
+            chains=1,
+            cores=1,
+            step=step,
+            random_seed=2,
+            progressbar=False,
+            compute_convergence_checks=False,
+            discard_tuned_samples=False,
+        )
     total = int(run.sample_stats["iterations"].sum() + run.warmup_sample_stats["iterations"].sum())
     t_per_iteration = run.sample_stats.attrs["sampling_time"] / total
-    print(f"{platform.machine()}, {platform.python_version()}; Ripley, {args.model}, "
-          f"{args.method}, beta = {b:.3f}, theta = {theta:.4g}, {its} iterations per draw, scaling "
-          f"{chain.adaptation.scale:.3f}, graph step {chain.adaptation.steps}")
+    print(
+        f"{platform.machine()}, {platform.python_version()}; Ripley, {args.model}, "
+        f"{args.method}, beta = {b:.3f}, theta = {theta:.4g}, {its} iterations per draw, scaling "
+        f"{chain.adaptation.scale:.3f}, graph step {chain.adaptation.steps}"
+    )
     print(f"auxiliary draw (10 SW sweeps): {t_aux * 1e6:7.1f} us")
     print(f"iteration:                     {t_it * 1e6:7.1f} us   ratio {t_it / t_aux:.2f}")
-    print(f"pm.sample, per iteration:      {t_per_iteration * 1e6:7.1f} us   ratio "
-          f"{t_per_iteration / t_aux:.2f} (tuning and draws, {total} iterations)")
+    print(
+        f"pm.sample, per iteration:      {t_per_iteration * 1e6:7.1f} us   ratio "
+        f"{t_per_iteration / t_aux:.2f} (tuning and draws, {total} iterations)"
+    )
 
 
 if __name__ == "__main__":

@@ -37,15 +37,21 @@ def main() -> None:
         c = graph.coupling(k)
         for beta in (1.0, 1.45, 2.0):
             z = y.copy()
-            t = per_sweep(lambda s: gibbs_sweeps(c.indptr, c.indices, c.data, z, beta, a, s, rng), 2000)
+            t = per_sweep(
+                lambda s: gibbs_sweeps(c.indptr, c.indices, c.data, z, beta, a, s, rng), 2000
+            )
             print(f"  k = {k:3d}  beta = {beta:4.2f}: {t:6.2f} us / sweep")
     print("\nSwendsen-Wang sweep, start at the observed labels")
     for k in (13, 53, 125):
         c = graph.coupling(k)
         for beta in (1.0, 1.45, 2.0):
             z = y.copy()
-            t = per_sweep(lambda s: swendsen_wang_sweeps(c.src, c.dst, c.weight, c.uniform_weight,
-                                                         z, beta, a, s, rng), 2000)
+            t = per_sweep(
+                lambda s: swendsen_wang_sweeps(
+                    c.src, c.dst, c.weight, c.uniform_weight, z, beta, a, s, rng
+                ),
+                2000,
+            )
             print(f"  k = {k:3d}  beta = {beta:4.2f}: {t:6.2f} us / sweep")
     print("\nCFTP draw (median over 200 draws)")
     for k, beta in ((13, 1.0), (13, 1.25), (13, 1.45)):
@@ -58,8 +64,10 @@ def main() -> None:
             ok, T = cftp_potts2(c.indptr, c.indices, c.data, z, beta, a, 1 << 16, seed)
             times.append(time.perf_counter() - t0)
             looks.append(T)
-        print(f"  k = {k:3d}  beta = {beta:4.2f}: median {np.median(times) * 1e3:6.3f} ms, "
-              f"median look-back {int(np.median(looks))} sweeps, max {max(looks)}")
+        print(
+            f"  k = {k:3d}  beta = {beta:4.2f}: median {np.median(times) * 1e3:6.3f} ms, "
+            f"median look-back {int(np.median(looks))} sweeps, max {max(looks)}"
+        )
 
 
 if __name__ == "__main__":

@@ -34,10 +34,13 @@ def main() -> None:
     pk.korea(X[::6], y[::6]).predictive_summary(X_test[:5])  # compile
     lo, hi = X.min(0), X.max(0)
     g = np.linspace(0, 1, 200)
-    grid = np.column_stack([a.ravel() for a in np.meshgrid(lo[0] + g * (hi[0] - lo[0]),
-                                                           lo[1] + g * (hi[1] - lo[1]))])
-    print("| rule | pk.korea | summary, 1,000 test points | summary, 200 x 200 grid | "
-          "test error | K* | E(k given y) |")
+    grid = np.column_stack(
+        [a.ravel() for a in np.meshgrid(lo[0] + g * (hi[0] - lo[0]), lo[1] + g * (hi[1] - lo[1]))]
+    )
+    print(
+        "| rule | pk.korea | summary, 1,000 test points | summary, 200 x 200 grid | "
+        "test error | K* | E(k given y) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for rule in ("symmetrised", "equal", "asymmetric"):
         approx, t_fit = best_of(lambda: pk.korea(X, y, neighbours=rule, standardize=False))
@@ -45,8 +48,10 @@ def main() -> None:
         _, t_grid = best_of(lambda: approx.predictive_summary(grid), repeat=1)
         error = np.mean(summary["bayes_class"].values != y_test)
         post = approx.posterior
-        print(f"| {rule} | {t_fit:.3f} s | {t_test:.3f} s | {t_grid:.2f} s | {error:.3f} | "
-              f"{approx.k_map} | {float((post.k * post.p_k).sum()):.1f} |")
+        print(
+            f"| {rule} | {t_fit:.3f} s | {t_test:.3f} s | {t_grid:.2f} s | {error:.3f} | "
+            f"{approx.k_map} | {float((post.k * post.p_k).sum()):.1f} |"
+        )
 
 
 if __name__ == "__main__":

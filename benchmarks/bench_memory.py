@@ -32,8 +32,7 @@ from pathlib import Path
 import numpy as np
 
 RUNS = [("summary", False), ("proba", False), ("proba", True)]
-THIN = {("knn", "summary"): 1, ("knn", "proba"): 20, ("dnn", "summary"): 100,
-        ("dnn", "proba"): 100}
+THIN = {("knn", "summary"): 1, ("knn", "proba"): 20, ("dnn", "summary"): 100, ("dnn", "proba"): 100}
 
 
 def fit(kind: str, path: Path) -> None:
@@ -47,8 +46,9 @@ def fit(kind: str, path: Path) -> None:
         if kind == "knn":
             pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 125), observed=y)
         else:
-            pk.DistanceNN("y", X=X, beta=beta, sigma=pm.Uniform("sigma", 0, 5),
-                          kernel="gaussian", observed=y)
+            pk.DistanceNN(
+                "y", X=X, beta=beta, sigma=pm.Uniform("sigma", 0, 5), kernel="gaussian", observed=y
+            )
         idata = pm.sample(1000, tune=1000, chains=4, cores=2, random_seed=1, progressbar=False)
     idata.to_netcdf(path)
 
@@ -80,9 +80,12 @@ def one(path: Path, kind: str, fn: str, m: int, lazy: bool, thin: int) -> None:
             out = out.mean(("chain", "draw")).compute()
             what += ", its draw mean computed"
     post = idata.posterior
-    print(f"{kind} {fn} m={m:.0e} lazy={int(lazy)} draws={post.sizes['chain'] * post.sizes['draw']}"
-          f": {what}; {time.perf_counter() - t0:.1f} s; peak RSS {peak_gib():.2f} GiB (before "
-          f"the call {before:.2f} GiB)", flush=True)
+    print(
+        f"{kind} {fn} m={m:.0e} lazy={int(lazy)} draws={post.sizes['chain'] * post.sizes['draw']}"
+        f": {what}; {time.perf_counter() - t0:.1f} s; peak RSS {peak_gib():.2f} GiB (before "
+        f"the call {before:.2f} GiB)",
+        flush=True,
+    )
 
 
 def peak_gib() -> float:
@@ -94,8 +97,9 @@ def main() -> None:
     parser.add_argument("--m", type=float, nargs="+", default=[1e5, 1e6])
     parser.add_argument("--only", choices=["knn", "dnn"])
     parser.add_argument("--joint", type=float, metavar="M")
-    parser.add_argument("--cache", type=Path,
-                        default=Path(tempfile.gettempdir()) / "pymc_knn_bench_memory")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "pymc_knn_bench_memory"
+    )
     parser.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -110,13 +114,28 @@ def main() -> None:
             fit(kind, path)
     root = str(Path(__file__).resolve().parents[1])  # this checkout's pymc_knn in each run
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    runs = [(m, kind, fn, lazy, THIN[kind, fn]) for m in args.m for kind in kinds
-            for fn, lazy in RUNS]
+    runs = [
+        (m, kind, fn, lazy, THIN[kind, fn]) for m in args.m for kind in kinds for fn, lazy in RUNS
+    ]
     if args.joint:
         runs = [(args.joint, kind, "joint", False, 100) for kind in kinds]
     for m, kind, fn, lazy, thin in runs:
-        subprocess.run([sys.executable, __file__, "--cache", str(args.cache), "--one", kind, fn,
-                        str(m), str(int(lazy)), str(thin)], check=True, env=env)
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--cache",
+                str(args.cache),
+                "--one",
+                kind,
+                fn,
+                str(m),
+                str(int(lazy)),
+                str(thin),
+            ],
+            check=True,
+            env=env,
+        )
 
 
 if __name__ == "__main__":

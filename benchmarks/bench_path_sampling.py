@@ -29,12 +29,16 @@ def main(sweeps=75, burn=50):
     betas = np.round(np.arange(0, 81) * 0.05, 10)
     pk.log_normaliser(graph, betas, [1, 2], n_classes=2, sweeps=40, burn=0, progressbar=False)
     t0 = time.perf_counter()
-    log_z = pk.log_normaliser(graph, betas, n_classes=2, sweeps=sweeps, burn=burn,
-                              random_seed=2009, progressbar=False)
+    log_z = pk.log_normaliser(
+        graph, betas, n_classes=2, sweeps=sweeps, burn=burn, random_seed=2009, progressbar=False
+    )
     t_surface = time.perf_counter() - t0
-    print(f"surface k 1..125 x beta 0..4 step 0.05 ({log_z.size} points), sweeps={sweeps}, "
-          f"burn={burn}: {t_surface:.1f} s; max mcse {float(log_z.mcse.max()):.3f}, "
-          f"max quad_error {float(log_z.quad_error.max()):.3f}", flush=True)
+    print(
+        f"surface k 1..125 x beta 0..4 step 0.05 ({log_z.size} points), sweeps={sweeps}, "
+        f"burn={burn}: {t_surface:.1f} s; max mcse {float(log_z.mcse.max()):.3f}, "
+        f"max quad_error {float(log_z.quad_error.max()):.3f}",
+        flush=True,
+    )
     t0 = time.perf_counter()
     idata = pk.path_sampling_posterior(graph, y, log_z, draws=1000, chains=4, random_seed=1)
     t_post = time.perf_counter() - t0
@@ -43,13 +47,18 @@ def main(sweeps=75, burn=50):
     k = idata.posterior.k.values.ravel()
     beta = idata.posterior.beta.values.ravel()
     q = np.quantile(k, [0.025, 0.5, 0.975])
-    print(f"posterior draws: {t_post:.2f} s; k mean {k.mean():.1f}, median {q[1]:.0f}, "
-          f"95% [{q[0]:.0f}, {q[2]:.0f}]; beta mean {beta.mean():.3f} sd {beta.std():.3f}; "
-          f"test error {error:.3f} (paper 0.085)", flush=True)
+    print(
+        f"posterior draws: {t_post:.2f} s; k mean {k.mean():.1f}, median {q[1]:.0f}, "
+        f"95% [{q[0]:.0f}, {q[2]:.0f}]; beta mean {beta.mean():.3f} sd {beta.std():.3f}; "
+        f"test error {error:.3f} (paper 0.085)",
+        flush=True,
+    )
     t0 = time.perf_counter()
     ev = pk.log_evidence(graph, y, log_z, random_seed=1)
-    print(f"log evidence {ev.log_evidence:.2f} +- {ev.mcse:.2f} (quad bound "
-          f"{ev.quad_error:.3f}): {time.perf_counter() - t0:.2f} s")
+    print(
+        f"log evidence {ev.log_evidence:.2f} +- {ev.mcse:.2f} (quad bound "
+        f"{ev.quad_error:.3f}): {time.perf_counter() - t0:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -89,16 +89,19 @@ def fallback_check(n_draws=300, seed=2) -> None:
     d = pk.datasets.load_ripley()
     term = PottsTerm(KNNGraph(d.X, k_max=20), 2)
     rng = np.random.default_rng(seed)
-    print(f"fall-back ({PREDICTIVE_SWEEPS} Swendsen-Wang sweeps) against exact draws, "
-          f"{n_draws} each; KS p-values of energy / imbalance; autocorrelation times (sweeps)")
+    print(
+        f"fall-back ({PREDICTIVE_SWEEPS} Swendsen-Wang sweeps) against exact draws, "
+        f"{n_draws} each; KS p-values of energy / imbalance; autocorrelation times (sweeps)"
+    )
     for beta, k in [(1.3, 15), (1.45, 15), (1.55, 15)]:
         exact = []
         for _ in range(n_draws):
             z, _, ok = term.draw(beta, k, rng.integers(0, 2, term.n), rng, "cftp")
             if ok:
                 exact.append(z)
-        approx = np.array([draw_labels(term, beta, k, rng, 1, PREDICTIVE_SWEEPS)[0]
-                           for _ in range(n_draws)])
+        approx = np.array(
+            [draw_labels(term, beta, k, rng, 1, PREDICTIVE_SWEEPS)[0] for _ in range(n_draws)]
+        )
         s_exact, s_approx = statistics(term, k, np.array(exact)), statistics(term, k, approx)
         ks = [stats.ks_2samp(a, b).pvalue for a, b in zip(s_exact, s_approx)]
         z = draw_labels(term, beta, k, rng, 1, PREDICTIVE_SWEEPS)[0]
@@ -106,9 +109,11 @@ def fallback_check(n_draws=300, seed=2) -> None:
         for t in range(5000):
             z = chain[t] = term.draw(beta, k, z, rng, "swendsen_wang", 1)[0]
         tau = [5000 / float(az.ess(s)) for s in statistics(term, k, chain)]
-        print(f"beta {beta}, k {k}: {len(exact)} exact; energy {s_exact[0].mean():.3f} vs "
-              f"{s_approx[0].mean():.3f} (KS p {ks[0]:.2f}), imbalance {s_exact[1].mean():.3f} "
-              f"vs {s_approx[1].mean():.3f} (KS p {ks[1]:.2f}); tau {tau[0]:.1f} / {tau[1]:.1f}")
+        print(
+            f"beta {beta}, k {k}: {len(exact)} exact; energy {s_exact[0].mean():.3f} vs "
+            f"{s_approx[0].mean():.3f} (KS p {ks[0]:.2f}), imbalance {s_exact[1].mean():.3f} "
+            f"vs {s_approx[1].mean():.3f} (KS p {ks[1]:.2f}); tau {tau[0]:.1f} / {tau[1]:.1f}"
+        )
 
 
 def bounds_table(term, b, ks, n=400, seed=3) -> None:
@@ -122,15 +127,26 @@ def bounds_table(term, b, ks, n=400, seed=3) -> None:
         print(f"look-back bound {T}: {1 - fell_back / n:.3f} exact, {t * 1e3:.2f} ms per draw")
     t0 = time.perf_counter()
     for i in idx[:100]:
-        term.draw(float(b[i]), int(ks[i]), rng.integers(0, 2, term.n), rng, "swendsen_wang",
-                  PREDICTIVE_SWEEPS)
-    print(f"{PREDICTIVE_SWEEPS} Swendsen-Wang sweeps alone: "
-          f"{(time.perf_counter() - t0) / 100 * 1e3:.2f} ms per draw")
+        term.draw(
+            float(b[i]),
+            int(ks[i]),
+            rng.integers(0, 2, term.n),
+            rng,
+            "swendsen_wang",
+            PREDICTIVE_SWEEPS,
+        )
+    print(
+        f"{PREDICTIVE_SWEEPS} Swendsen-Wang sweeps alone: "
+        f"{(time.perf_counter() - t0) / 100 * 1e3:.2f} ms per draw"
+    )
     for beta in [0.5, 1.0, 1.25, 1.5, 2.0]:
-        exact = [not draw_labels(term, beta, 15, rng, PREDICTIVE_CFTP_SWEEPS, 1)[1]
-                 for _ in range(100)]
-        print(f"beta {beta}, k 15: {np.mean(exact):.2f} of 100 draws exact with the default "
-              f"bound {PREDICTIVE_CFTP_SWEEPS}")
+        exact = [
+            not draw_labels(term, beta, 15, rng, PREDICTIVE_CFTP_SWEEPS, 1)[1] for _ in range(100)
+        ]
+        print(
+            f"beta {beta}, k 15: {np.mean(exact):.2f} of 100 draws exact with the default "
+            f"bound {PREDICTIVE_CFTP_SWEEPS}"
+        )
 
 
 def main() -> None:
@@ -150,31 +166,46 @@ def main() -> None:
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, 20)
         pk.PottsKNN("y", X, beta, k, observed=y)
-        _, t_prior = timed("sample_prior_predictive(50)",
-                           lambda: pm.sample_prior_predictive(50, random_seed=1))
+        _, t_prior = timed(
+            "sample_prior_predictive(50)", lambda: pm.sample_prior_predictive(50, random_seed=1)
+        )
         idata, t_sample = timed(
             f"pm.sample(draws={args.draws}, tune={args.tune}, chains={args.chains}, cores=2)",
-            lambda: pm.sample(draws=args.draws, tune=args.tune, chains=args.chains, cores=2,
-                              random_seed=1, progressbar=False))
-        _, t_post = timed(f"sample_posterior_predictive({args.draws * args.chains} draws)",
-                          lambda: pm.sample_posterior_predictive(idata, random_seed=1,
-                                                                 progressbar=False))
+            lambda: pm.sample(
+                draws=args.draws,
+                tune=args.tune,
+                chains=args.chains,
+                cores=2,
+                random_seed=1,
+                progressbar=False,
+            ),
+        )
+        _, t_post = timed(
+            f"sample_posterior_predictive({args.draws * args.chains} draws)",
+            lambda: pm.sample_posterior_predictive(idata, random_seed=1, progressbar=False),
+        )
     b = idata.posterior["beta"].values.ravel()
     ks = idata.posterior["k"].values.ravel()
-    print(f"posterior beta: mean {b.mean():.3f}, range {b.min():.3f}-{b.max():.3f}; "
-          f"k: median {np.median(ks):.0f}, range {ks.min()}-{ks.max()}")
+    print(
+        f"posterior beta: mean {b.mean():.3f}, range {b.min():.3f}-{b.max():.3f}; "
+        f"k: median {np.median(ks):.0f}, range {ks.min()}-{ks.max()}"
+    )
     term = model["y"].owner.op.term
     beta_hat, k_hat = float(b.mean()), int(np.median(ks))
     rng = np.random.default_rng(0)
     term.coupling(k_hat)
     t_aux = median_time(lambda: term.draw(beta_hat, k_hat, y, rng, "swendsen_wang", 10))
     t_cftp = median_time(lambda: term.draw(beta_hat, k_hat, y, rng, "cftp"))
-    print(f"one auxiliary draw (10 SW sweeps) at beta {beta_hat:.3f}, k {k_hat}: "
-          f"{t_aux * 1e3:.3f} ms; one CFTP draw (max 16384 sweeps): {t_cftp * 1e3:.1f} ms")
-    print(f"posterior predictive per draw: {t_post / b.size * 1e3:.1f} ms = "
-          f"{t_post / b.size / t_aux:.0f} auxiliary draws; "
-          f"posterior predictive / pm.sample = {t_post / t_sample:.2f}; "
-          f"prior predictive / pm.sample = {t_prior / t_sample:.2f}")
+    print(
+        f"one auxiliary draw (10 SW sweeps) at beta {beta_hat:.3f}, k {k_hat}: "
+        f"{t_aux * 1e3:.3f} ms; one CFTP draw (max 16384 sweeps): {t_cftp * 1e3:.1f} ms"
+    )
+    print(
+        f"posterior predictive per draw: {t_post / b.size * 1e3:.1f} ms = "
+        f"{t_post / b.size / t_aux:.0f} auxiliary draws; "
+        f"posterior predictive / pm.sample = {t_post / t_sample:.2f}; "
+        f"prior predictive / pm.sample = {t_prior / t_sample:.2f}"
+    )
     if args.bounds:
         bounds_table(term, b, ks)
 

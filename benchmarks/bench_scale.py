@@ -70,12 +70,14 @@ def child_build(n, p, what):
     if what == "sklearn":
         NearestNeighbors(n_neighbors=K, n_jobs=-1).fit(X[:2000]).kneighbors(X[:2000])
         _, seconds, extra = timed(
-            lambda: NearestNeighbors(n_neighbors=K, n_jobs=-1).fit(X).kneighbors(X))
+            lambda: NearestNeighbors(n_neighbors=K, n_jobs=-1).fit(X).kneighbors(X)
+        )
         return {"seconds": seconds, "extra_mib": extra}
     algorithm = "approximate" if what == "approximate" else "exact"
     pk.KNNGraph(X[:2000], k_max=K, algorithm=algorithm)
-    g, seconds, extra = timed(lambda: pk.KNNGraph(X, k_max=K, algorithm=algorithm,
-                                                  working_memory=memory))
+    g, seconds, extra = timed(
+        lambda: pk.KNNGraph(X, k_max=K, algorithm=algorithm, working_memory=memory)
+    )
     engine = "nndescent" if what == "approximate" else g._search.engine
     out = {"seconds": seconds, "extra_mib": extra, "engine": engine}
     if what == "approximate":
@@ -99,11 +101,16 @@ def child_predict(n, p, what, m):
         _, seconds, extra = timed(lambda: KNeighborsClassifier(15).fit(X, y).predict_proba(X_new))
         return {"seconds": seconds, "extra_mib": extra}
     with pm.Model() as model:
-        pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
-                    k=pm.DiscreteUniform("k", 1, 100), observed=y)
+        pk.PottsKNN(
+            "y", X=X, beta=pm.Uniform("beta", 0, 4), k=pm.DiscreteUniform("k", 1, 100), observed=y
+        )
     rng = np.random.default_rng(2)
-    idata = az.from_dict(posterior={"beta": 1.4 + 0.1 * rng.standard_normal((4, 250)),
-                                    "k": rng.integers(10, 21, size=(4, 250))})
+    idata = az.from_dict(
+        posterior={
+            "beta": 1.4 + 0.1 * rng.standard_normal((4, 250)),
+            "k": rng.integers(10, 21, size=(4, 250)),
+        }
+    )
     graph = model["y"].owner.op.term.graph
     pk.predictive_summary(idata, X_new[:2000], model=model)
     if what == "query15":
@@ -128,20 +135,37 @@ def child_dnn(n, p, what, draws):
 
     def sample(X, y, draws):
         with pm.Model() as model:
-            pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
-                          sigma=pm.Uniform("sigma", 0, 2), observed=y, drop_tol=tol,
-                          working_memory=3072)
-            idata = pm.sample(draws=draws, tune=draws, chains=1, random_seed=1,
-                              progressbar=False, compute_convergence_checks=False)
+            pk.DistanceNN(
+                "y",
+                X=X,
+                beta=pm.Uniform("beta", 0, 4),
+                sigma=pm.Uniform("sigma", 0, 2),
+                observed=y,
+                drop_tol=tol,
+                working_memory=3072,
+            )
+            idata = pm.sample(
+                draws=draws,
+                tune=draws,
+                chains=1,
+                random_seed=1,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         return model, idata
 
     sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
     (model, idata), seconds, extra = timed(lambda: sample(X, y, draws))
     g = model["y"].owner.op.term.graph
     post = idata.posterior
-    return {"seconds": seconds, "extra_mib": extra, "width": g.width,
-            "sigma": float(post["sigma"].mean()), "beta": float(post["beta"].mean()),
-            "dropped": float(idata.sample_stats["dnn_dropped"].max())}
+    return {
+        "seconds": seconds,
+        "extra_mib": extra,
+        "width": g.width,
+        "sigma": float(post["sigma"].mean()),
+        "beta": float(post["beta"].mean()),
+        "dropped": float(idata.sample_stats["dnn_dropped"].max()),
+    }
 
 
 def child_korea(n, p):
@@ -170,10 +194,18 @@ def child_sample(n, p, what, draws):
 
     def sample(X, y, draws):
         with pm.Model() as model:
-            pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
-                        k=pm.DiscreteUniform("k", 1, K), observed=y)
-            idata = pm.sample(draws=draws, tune=draws, chains=2, cores=2, random_seed=1,
-                              progressbar=False, compute_convergence_checks=False)
+            pk.PottsKNN(
+                "y", X=X, beta=pm.Uniform("beta", 0, 4), k=pm.DiscreteUniform("k", 1, K), observed=y
+            )
+            idata = pm.sample(
+                draws=draws,
+                tune=draws,
+                chains=2,
+                cores=2,
+                random_seed=1,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         return model, idata
 
     sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
@@ -181,22 +213,39 @@ def child_sample(n, p, what, draws):
     summary = az.summary(idata, var_names=["beta", "k"], kind="diagnostics")
     proba = pk.predict_proba(idata, X_new, model=model, progressbar=False)
     error = float(np.mean(proba.mean(("chain", "draw")).values.argmax(axis=-1) != y_new))
-    sk = min(np.mean(KNeighborsClassifier(k).fit(X, y).predict(X_new) != y_new)
-             for k in range(1, K + 1, 2))
+    sk = min(
+        np.mean(KNeighborsClassifier(k).fit(X, y).predict(X_new) != y_new)
+        for k in range(1, K + 1, 2)
+    )
     post = idata.posterior
-    return {"seconds": seconds, "extra_mib": extra, "error": error, "sklearn_best": float(sk),
-            "beta": float(post["beta"].mean()), "k": float(post["k"].mean()),
-            "rhat_beta": float(summary.loc["beta", "r_hat"]),
-            "ess_beta": float(summary.loc["beta", "ess_bulk"]),
-            "rhat_k": float(summary.loc["k", "r_hat"]), "ess_k": float(summary.loc["k", "ess_bulk"]),
-            "sweeps": float(idata.sample_stats["aux_sweeps"].mean())}
+    return {
+        "seconds": seconds,
+        "extra_mib": extra,
+        "error": error,
+        "sklearn_best": float(sk),
+        "beta": float(post["beta"].mean()),
+        "k": float(post["k"].mean()),
+        "rhat_beta": float(summary.loc["beta", "r_hat"]),
+        "ess_beta": float(summary.loc["beta", "ess_bulk"]),
+        "rhat_k": float(summary.loc["k", "r_hat"]),
+        "ess_k": float(summary.loc["k", "ess_bulk"]),
+        "sweeps": float(idata.sample_stats["aux_sweeps"].mean()),
+    }
 
 
 def run(spec):
     """One measurement in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], cwd=ROOT,
-                         capture_output=True, text=True, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(spec)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode:
         return {**spec, "error": out.stderr.strip().splitlines()[-1]}
     return {**spec, **json.loads(out.stdout.strip().splitlines()[-1])}
@@ -220,8 +269,9 @@ def plan(args):
     if "korea" in args.only:
         specs.append({"job": "korea", "n": 10**5, "p": 2, "what": "pymc_knn"})
     if "sample" in args.only:
-        specs.append({"job": "sample", "n": args.sample_n, "p": 2, "what": "pymc_knn",
-                      "draws": 500})
+        specs.append(
+            {"job": "sample", "n": args.sample_n, "p": 2, "what": "pymc_knn", "draws": 500}
+        )
     if "predict" in args.only:
         for what in ("pymc_knn", "query15", "query", "sklearn"):
             specs.append({"job": "predict", "n": 10**5, "p": 2, "what": what, "m": 10**5})
@@ -230,35 +280,62 @@ def plan(args):
 
 def report(rows):
     """A markdown table; ``x sklearn``: time over scikit-learn's in the same job, n and p."""
-    base = {(r["job"], r["n"], r["p"]): r.get("seconds") for r in rows
-            if r["what"] in ("sklearn", "dense")}
+    base = {
+        (r["job"], r["n"], r["p"]): r.get("seconds")
+        for r in rows
+        if r["what"] in ("sklearn", "dense")
+    }
     print("| job | n | p | what | seconds | x sklearn | peak extra MiB | note |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        note = r.get("error") or ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                                           for k, v in r.items()
-                                           if k in ("engine", "recall", "width", "sigma", "beta",
-                                                    "dropped", "k", "error", "sklearn_best",
-                                                    "rhat_beta", "ess_beta", "rhat_k", "ess_k",
-                                                    "sweeps"))
+        note = r.get("error") or ", ".join(
+            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in r.items()
+            if k
+            in (
+                "engine",
+                "recall",
+                "width",
+                "sigma",
+                "beta",
+                "dropped",
+                "k",
+                "error",
+                "sklearn_best",
+                "rhat_beta",
+                "ess_beta",
+                "rhat_k",
+                "ess_k",
+                "sweeps",
+            )
+        )
         ref = base.get((r["job"], r["n"], r["p"]))
         ratio = f"{r['seconds'] / ref:.2f}" if ref and "seconds" in r else ""
         # d-nn rows: the ratio is to the dense model (drop_tol = 0) at the same n
-        print(f"| {r['job']} | {r['n']:.0e} | {r['p']} | {r['what']} | "
-              f"{r.get('seconds', float('nan')):.2f} | {ratio} | "
-              f"{r.get('extra_mib', float('nan')):.0f} | {note} |", flush=True)
+        print(
+            f"| {r['job']} | {r['n']:.0e} | {r['p']} | {r['what']} | "
+            f"{r.get('seconds', float('nan')):.2f} | {ratio} | "
+            f"{r.get('extra_mib', float('nan')):.0f} | {note} |",
+            flush=True,
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--only", nargs="+", default=["build", "approximate", "predict"],
-                        choices=["build", "approximate", "predict", "dnn", "sample", "korea"])
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=["build", "approximate", "predict"],
+        choices=["build", "approximate", "predict", "dnn", "sample", "korea"],
+    )
     parser.add_argument("--sample-n", type=lambda s: int(float(s)), default=10**5)
-    parser.add_argument("--dnn-n", nargs="+", type=lambda s: int(float(s)),
-                        default=[1000, 10_000, 30_000])
-    parser.add_argument("--n", nargs="+", type=lambda s: int(float(s)),
-                        default=[10**4, 10**5, 10**6])
+    parser.add_argument(
+        "--dnn-n", nargs="+", type=lambda s: int(float(s)), default=[1000, 10_000, 30_000]
+    )
+    parser.add_argument(
+        "--n", nargs="+", type=lambda s: int(float(s)), default=[10**4, 10**5, 10**6]
+    )
     parser.add_argument("--p", nargs="+", type=int, default=[2, 10])
     parser.add_argument("--out", help="append the results to this JSON-lines file")
     args = parser.parse_args()

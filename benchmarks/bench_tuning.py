@@ -48,27 +48,49 @@ def fit(data, variant, seed):
         kwargs["iterations_per_draw"] = 1
     learn = _adaptation.Adaptation._learn_covariance
     if variant == "no-ridge":
+
         def learn_without_ridge(self, block, accepted):
             learn(self, block, accepted)
             self.slope[:] = 0.0
+
         _adaptation.Adaptation._learn_covariance = learn_without_ridge
     try:
         with m:
-            pm.sample(draws=2, tune=2, chains=1, cores=1, step=pk.Exchange(), progressbar=False,
-                      compute_convergence_checks=False)
+            pm.sample(
+                draws=2,
+                tune=2,
+                chains=1,
+                cores=1,
+                step=pk.Exchange(),
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
             t0 = time.perf_counter()
-            idata = pm.sample(random_seed=seed, chains=4, cores=2, step=pk.Exchange(**kwargs),
-                              progressbar=False, compute_convergence_checks=False)
+            idata = pm.sample(
+                random_seed=seed,
+                chains=4,
+                cores=2,
+                step=pk.Exchange(**kwargs),
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
             wall = time.perf_counter() - t0
     finally:
         _adaptation.Adaptation._learn_covariance = learn
     summ = az.summary(idata, var_names=["beta", "k"], kind="diagnostics", round_to="none")
     ess = float(summ["ess_bulk"].min())
-    return {"data": data, "variant": variant, "seed": seed, "wall": round(wall, 2),
-            "ess_beta": float(summ.loc["beta", "ess_bulk"]), "ess_k": float(summ.loc["k", "ess_bulk"]),
-            "ess_per_s": round(ess / wall, 1), "r_hat": float(summ["r_hat"].max()),
-            "accept": round(float(idata.sample_stats["accept"].mean()), 3),
-            "iterations": [int(v) for v in idata.sample_stats["iterations"].isel(draw=0).values]}
+    return {
+        "data": data,
+        "variant": variant,
+        "seed": seed,
+        "wall": round(wall, 2),
+        "ess_beta": float(summ.loc["beta", "ess_bulk"]),
+        "ess_k": float(summ.loc["k", "ess_bulk"]),
+        "ess_per_s": round(ess / wall, 1),
+        "r_hat": float(summ["r_hat"].max()),
+        "accept": round(float(idata.sample_stats["accept"].mean()), 3),
+        "iterations": [int(v) for v in idata.sample_stats["iterations"].isel(draw=0).values],
+    }
 
 
 def main():
@@ -86,10 +108,13 @@ def main():
                 row = fit(data, variant, seed)
                 with out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
-                print(f"{data:>7} {variant:>13} seed {seed}: {row['wall']:6.1f} s  ESS beta "
-                      f"{row['ess_beta']:5.0f} k {row['ess_k']:5.0f}  ESS/s {row['ess_per_s']:6.1f}"
-                      f"  r_hat {row['r_hat']:.3f}  acc {row['accept']:.2f}  its "
-                      f"{row['iterations']}", flush=True)
+                print(
+                    f"{data:>7} {variant:>13} seed {seed}: {row['wall']:6.1f} s  ESS beta "
+                    f"{row['ess_beta']:5.0f} k {row['ess_k']:5.0f}  ESS/s {row['ess_per_s']:6.1f}"
+                    f"  r_hat {row['r_hat']:.3f}  acc {row['accept']:.2f}  its "
+                    f"{row['iterations']}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ import numpy as np
 
 
 def _reproduce():
-    spec = importlib.util.spec_from_file_location("reproduce",
-                                                  Path(__file__).with_name("reproduce.py"))
+    spec = importlib.util.spec_from_file_location(
+        "reproduce", Path(__file__).with_name("reproduce.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -37,8 +38,10 @@ def main(splits: int = 10) -> None:
 
     rep = _reproduce()
     rng = np.random.default_rng(2011)
-    models = {"graphical BMA": lambda s: pk.GraphicalPredictiveClassifier(random_seed=s),
-              "complete graph": lambda s: pk.GraphicalPredictiveClassifier("complete")}
+    models = {
+        "graphical BMA": lambda s: pk.GraphicalPredictiveClassifier(random_seed=s),
+        "complete graph": lambda s: pk.GraphicalPredictiveClassifier("complete"),
+    }
     rows = []
     t0 = time.perf_counter()
     for name, (X, y) in rep._friel_data().items():
@@ -51,8 +54,11 @@ def main(splits: int = 10) -> None:
             for m, make in models.items():
                 clf = make_pipeline(StandardScaler(), make(split)).fit(Xtr, ytr)
                 errors[m].append(float(np.mean(clf.predict(Xte) != yte)))
-        rows.append(f"| {name} ({X.shape[1]} features) | " + " | ".join(
-            f"{np.mean(e):.3f} ({np.std(e):.3f})" for e in errors.values()) + " |")
+        rows.append(
+            f"| {name} ({X.shape[1]} features) | "
+            + " | ".join(f"{np.mean(e):.3f} ({np.std(e):.3f})" for e in errors.values())
+            + " |"
+        )
     print("| data set | kNN | graphical BMA | complete graph |")
     print("|---|---|---|---|")
     print("\n".join(rows))

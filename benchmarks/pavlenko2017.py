@@ -31,19 +31,21 @@ from pathlib import Path
 import numpy as np
 
 # 004 Table 1, synthetic columns: correct classification rate (standard error)
-PAPER = {"Bayes pred (complete graph)": ((0.888, 0.041), (0.725, 0.040), (0.613, 0.052)),
-         "BMA (true graph)": ((0.948, 0.015), (0.904, 0.037), (0.877, 0.029)),
-         "BMA (particle Gibbs)": ((0.933, 0.025), (0.816, 0.047), (0.788, 0.038)),
-         "3-NN": ((0.716, 0.054), (0.670, 0.040), (0.558, 0.026)),
-         "Gauss proc": ((0.700, 0.047), (0.652, 0.029), (0.538, 0.028)),
-         "Dec tree (5)": ((0.548, 0.050), (0.543, 0.063), (0.373, 0.047)),
-         "Naive Bayes": ((0.480, 0.026), (0.504, 0.042), (0.340, 0.036)),
-         "Linear SVM": ((0.471, 0.041), (0.487, 0.032), (0.358, 0.050)),
-         "Neural net": ((0.825, 0.047), (0.631, 0.050), (0.521, 0.036)),
-         "AdaBoost": ((0.488, 0.053), (0.496, 0.036), (0.331, 0.036)),
-         "LDA": ((0.482, 0.031), (0.490, 0.038), (0.348, 0.047)),
-         "QDA": ((0.889, 0.041), (0.535, 0.032), (0.391, 0.022)),
-         "Rand forest": ((0.541, 0.055), (0.526, 0.057), (0.348, 0.040))}
+PAPER = {
+    "Bayes pred (complete graph)": ((0.888, 0.041), (0.725, 0.040), (0.613, 0.052)),
+    "BMA (true graph)": ((0.948, 0.015), (0.904, 0.037), (0.877, 0.029)),
+    "BMA (particle Gibbs)": ((0.933, 0.025), (0.816, 0.047), (0.788, 0.038)),
+    "3-NN": ((0.716, 0.054), (0.670, 0.040), (0.558, 0.026)),
+    "Gauss proc": ((0.700, 0.047), (0.652, 0.029), (0.538, 0.028)),
+    "Dec tree (5)": ((0.548, 0.050), (0.543, 0.063), (0.373, 0.047)),
+    "Naive Bayes": ((0.480, 0.026), (0.504, 0.042), (0.340, 0.036)),
+    "Linear SVM": ((0.471, 0.041), (0.487, 0.032), (0.358, 0.050)),
+    "Neural net": ((0.825, 0.047), (0.631, 0.050), (0.521, 0.036)),
+    "AdaBoost": ((0.488, 0.053), (0.496, 0.036), (0.331, 0.036)),
+    "LDA": ((0.482, 0.031), (0.490, 0.038), (0.348, 0.047)),
+    "QDA": ((0.889, 0.041), (0.535, 0.032), (0.391, 0.022)),
+    "Rand forest": ((0.541, 0.055), (0.526, 0.057), (0.348, 0.040)),
+}
 SCENARIOS = (("A", 2, 300), ("A", 2, 51), ("B", 3, 51))
 P, N_TEST, DELTA, SIGMA2, RHO = 50, 50, 1e-4, 1.0, 0.5
 
@@ -90,21 +92,33 @@ def intraclass_covariance(A: np.ndarray) -> np.ndarray:
 
 def scenario_data(kind: str, n_classes: int, n: int, rng):
     """Training and test sets of one replicate, with each class's true graph."""
-    means = [np.zeros(P), DELTA * np.ones(P)] if kind == "A" else [
-        np.zeros(P), DELTA * (np.arange(1, P + 1) % 2), DELTA * ((np.arange(1, P + 1) + 1) % 2)]
+    means = (
+        [np.zeros(P), DELTA * np.ones(P)]
+        if kind == "A"
+        else [
+            np.zeros(P),
+            DELTA * (np.arange(1, P + 1) % 2),
+            DELTA * ((np.arange(1, P + 1) + 1) % 2),
+        ]
+    )
     graphs = [random_graph(P, rng) for _ in range(n_classes)]
     covs = [intraclass_covariance(A) for A in graphs]
+
     def draw(k):
-        X = np.vstack([rng.multivariate_normal(means[c], covs[c], size=k)
-                       for c in range(n_classes)])
+        X = np.vstack(
+            [rng.multivariate_normal(means[c], covs[c], size=k) for c in range(n_classes)]
+        )
         return X, np.repeat(np.arange(n_classes), k)
+
     return draw(n), draw(N_TEST), graphs
 
 
 def competitors():
     """scikit-learn's classifier comparison settings, in the rows of Table 1."""
-    from sklearn.discriminant_analysis import (LinearDiscriminantAnalysis,
-                                               QuadraticDiscriminantAnalysis)
+    from sklearn.discriminant_analysis import (
+        LinearDiscriminantAnalysis,
+        QuadraticDiscriminantAnalysis,
+    )
     from sklearn.ensemble import AdaBoostClassifier, RandomForestClassifier
     from sklearn.gaussian_process import GaussianProcessClassifier
     from sklearn.gaussian_process.kernels import RBF
@@ -114,17 +128,20 @@ def competitors():
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
 
-    return {"3-NN": KNeighborsClassifier(3),
-            "Gauss proc": GaussianProcessClassifier(1.0 * RBF(1.0), random_state=42),
-            "Dec tree (5)": DecisionTreeClassifier(max_depth=5, random_state=42),
-            "Naive Bayes": GaussianNB(),
-            "Linear SVM": SVC(kernel="linear", C=0.025, random_state=42),
-            "Neural net": MLPClassifier(alpha=1, max_iter=1000, random_state=42),
-            "AdaBoost": AdaBoostClassifier(random_state=42),
-            "LDA": LinearDiscriminantAnalysis(),
-            "QDA": QuadraticDiscriminantAnalysis(),
-            "Rand forest": RandomForestClassifier(max_depth=5, n_estimators=10, max_features=1,
-                                                  random_state=42)}
+    return {
+        "3-NN": KNeighborsClassifier(3),
+        "Gauss proc": GaussianProcessClassifier(1.0 * RBF(1.0), random_state=42),
+        "Dec tree (5)": DecisionTreeClassifier(max_depth=5, random_state=42),
+        "Naive Bayes": GaussianNB(),
+        "Linear SVM": SVC(kernel="linear", C=0.025, random_state=42),
+        "Neural net": MLPClassifier(alpha=1, max_iter=1000, random_state=42),
+        "AdaBoost": AdaBoostClassifier(random_state=42),
+        "LDA": LinearDiscriminantAnalysis(),
+        "QDA": QuadraticDiscriminantAnalysis(),
+        "Rand forest": RandomForestClassifier(
+            max_depth=5, n_estimators=10, max_features=1, random_state=42
+        ),
+    }
 
 
 def true_graph_accuracy(X, y, Xt, yt, graphs) -> float:
@@ -133,10 +150,13 @@ def true_graph_accuracy(X, y, Xt, yt, graphs) -> float:
     from pymc_knn.graphical.decomposable import adjacency_from_matrix
 
     counts = np.bincount(y)
-    scores = np.column_stack([
-        graph_log_predictive(class_hyper(X[y == c]), adjacency_from_matrix(A), Xt)
-        + np.log((counts[c] + 1) / (counts.sum() + counts.size))
-        for c, A in enumerate(graphs)])
+    scores = np.column_stack(
+        [
+            graph_log_predictive(class_hyper(X[y == c]), adjacency_from_matrix(A), Xt)
+            + np.log((counts[c] + 1) / (counts.sum() + counts.size))
+            for c, A in enumerate(graphs)
+        ]
+    )
     return float((scores.argmax(axis=1) == yt).mean())
 
 
@@ -152,18 +172,26 @@ def replicate(kind, n_classes, n, seed, settings) -> dict:
 
     rng = np.random.default_rng(seed)
     (X, y), (Xt, yt), graphs = scenario_data(kind, n_classes, n, rng)
-    out = {"Bayes pred (complete graph)":
-           pk.GraphicalPredictiveClassifier("complete").fit(X, y).score(Xt, yt),
-           "BMA (true graph)": true_graph_accuracy(X, y, Xt, yt, graphs)}
-    clf = pk.GraphicalPredictiveClassifier(n_particles=50, n_sweeps=settings["pg_sweeps"],
-                                           random_seed=seed).fit(X, y)
+    out = {
+        "Bayes pred (complete graph)": pk.GraphicalPredictiveClassifier("complete")
+        .fit(X, y)
+        .score(Xt, yt),
+        "BMA (true graph)": true_graph_accuracy(X, y, Xt, yt, graphs),
+    }
+    clf = pk.GraphicalPredictiveClassifier(
+        n_particles=50, n_sweeps=settings["pg_sweeps"], random_seed=seed
+    ).fit(X, y)
     out["BMA (particle Gibbs)"] = clf.score(Xt, yt)
     if settings.get("pknn_draws", 0) > 0:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the convergence warnings of short runs
-            pknn = BayesianKNNClassifier(draws=settings["pknn_draws"],
-                                         tune=settings["pknn_draws"], chains=2, cores=1,
-                                         random_seed=seed).fit(X, y)
+            pknn = BayesianKNNClassifier(
+                draws=settings["pknn_draws"],
+                tune=settings["pknn_draws"],
+                chains=2,
+                cores=1,
+                random_seed=seed,
+            ).fit(X, y)
         out["pkNN (exchange)"] = pknn.score(Xt, yt)
     for name, model in competitors().items():
         with warnings.catch_warnings():
@@ -194,27 +222,40 @@ def table1(out: Path, settings, figure=None) -> tuple[str, dict]:
         t0 = time.perf_counter()
         rows = [replicate(kind, k, n, 1000 * col + r, settings) for r in range(reps)]
         name = f"{kind}, n = {n}"
-        results[name] = {m: (_mean([r[m] for r in rows]), _sd([r[m] for r in rows]))
-                         for m in rows[0]}
+        results[name] = {
+            m: (_mean([r[m] for r in rows]), _sd([r[m] for r in rows])) for m in rows[0]
+        }
         columns.append((name, time.perf_counter() - t0))
-    lines = [f"### 004 Table 1: correct classification rates, synthetic data (p = {P}, "
-             f"{reps} replicates, 50 test points per class)", "",
-             "Mean (sd over replicates) here, the paper's mean (standard error) after the slash. "
-             "Particle Gibbs: 50 particles, "
-             f"{settings['pg_sweeps']} sweeps. Seconds per column: "
-             + ", ".join(f"{c}: {s:.0f}" for c, s in columns) + ".", "",
-             "| classifier | " + " | ".join(c for c, _ in columns) + " |",
-             "|---|" + "---|" * len(columns)]
+    lines = [
+        f"### 004 Table 1: correct classification rates, synthetic data (p = {P}, "
+        f"{reps} replicates, 50 test points per class)",
+        "",
+        "Mean (sd over replicates) here, the paper's mean (standard error) after the slash. "
+        "Particle Gibbs: 50 particles, "
+        f"{settings['pg_sweeps']} sweeps. Seconds per column: "
+        + ", ".join(f"{c}: {s:.0f}" for c, s in columns)
+        + ".",
+        "",
+        "| classifier | " + " | ".join(c for c, _ in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
     for m in (*PAPER, *(["pkNN (exchange)"] if "pkNN (exchange)" in rows[0] else [])):
-        cells = [f"{results[c][m][0]:.3f} ({results[c][m][1]:.3f}) / "
-                 + (f"{PAPER[m][i][0]:.3f} ({PAPER[m][i][1]:.3f})" if m in PAPER else "-")
-                 for i, (c, _) in enumerate(columns)]
+        cells = [
+            f"{results[c][m][0]:.3f} ({results[c][m][1]:.3f}) / "
+            + (f"{PAPER[m][i][0]:.3f} ({PAPER[m][i][1]:.3f})" if m in PAPER else "-")
+            for i, (c, _) in enumerate(columns)
+        ]
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    lines += ["", "A missing rate (nan) is a classifier that failed on every replicate (QDA's "
-              "covariance is singular with 51 points in 50 dimensions); a rate over fewer "
-              "replicates is averaged over those that ran.", "",
-              "The walking / Nordic walking column needs the PAMAP2 data set, which cannot be "
-              "had offline: not reproduced.", ""]
+    lines += [
+        "",
+        "A missing rate (nan) is a classifier that failed on every replicate (QDA's "
+        "covariance is singular with 51 points in 50 dimensions); a rate over fewer "
+        "replicates is averaged over those that ran.",
+        "",
+        "The walking / Nordic walking column needs the PAMAP2 data set, which cannot be "
+        "had offline: not reproduced.",
+        "",
+    ]
     return "\n".join(lines), results
 
 
@@ -222,11 +263,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--replicates", type=int, default=None)
-    parser.add_argument("--pknn-draws", type=int, default=0,
-                        help="add the pkNN (exchange) row with this many draws (0: no row)")
+    parser.add_argument(
+        "--pknn-draws",
+        type=int,
+        default=0,
+        help="add the pkNN (exchange) row with this many draws (0: no row)",
+    )
     a = parser.parse_args()
-    settings = {"pg_sweeps": 300 if a.quick else 2000, "pknn_draws": a.pknn_draws,
-                "pg_replicates": a.replicates or (1 if a.quick else 10)}
+    settings = {
+        "pg_sweeps": 300 if a.quick else 2000,
+        "pknn_draws": a.pknn_draws,
+        "pg_replicates": a.replicates or (1 if a.quick else 10),
+    }
     text, _ = table1(Path("."), settings)
     print(text)
 

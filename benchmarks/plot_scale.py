@@ -19,19 +19,26 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 ROOT = Path(__file__).resolve().parents[1]
-STYLE = {"pymc_knn": ("C0", "pymc-knn (exact)"), "sklearn": ("C1", "scikit-learn"),
-         "approximate": ("C2", "pymc-knn (NN-descent)")}
+STYLE = {
+    "pymc_knn": ("C0", "pymc-knn (exact)"),
+    "sklearn": ("C1", "scikit-learn"),
+    "approximate": ("C2", "pymc-knn (NN-descent)"),
+}
 
 
-def main(results=ROOT / "benchmarks/results/scale.jsonl",
-         out=ROOT / "docs/figures/scaling_build.png"):
+def main(
+    results=ROOT / "benchmarks/results/scale.jsonl", out=ROOT / "docs/figures/scaling_build.png"
+):
     rows = [json.loads(line) for line in Path(results).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r["job"] == "build" and "seconds" in r]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
     for what, (colour, label) in STYLE.items():
         for p, marker in ((2, "o"), (10, "s")):
-            pts = sorted((r["n"], r["seconds"], r["extra_mib"]) for r in rows
-                         if r["what"] == what and r["p"] == p)
+            pts = sorted(
+                (r["n"], r["seconds"], r["extra_mib"])
+                for r in rows
+                if r["what"] == what and r["p"] == p
+            )
             if not pts:
                 continue
             n, seconds, mib = zip(*pts)

@@ -37,11 +37,18 @@ import numpy as np
 RIPLEY_TABLE_1 = {1: 0.150, 3: 0.134, 15: 0.095, 17: 0.087, 31: 0.084, 54: 0.081}
 PIMA_TABLE_2 = {1: 0.316, 3: 0.229, 15: 0.226, 31: 0.211, 57: 0.205, 66: 0.208}
 RIPLEY_LOO_MINIMISERS = [17, 18, 35, 36, 45, 46, 51, 52, 53, 54]
-PAPER_RIPLEY_ERRORS = {"pseudo": "0.087", "moller": "0.084", "exchange": "0.084-0.085",
-                       "exchange_cftp": "0.084"}
-METHOD_NAMES = {"pseudo": "pseudo-likelihood Metropolis",
-                "moller": "Møller (plug-in 13, 1.45)", "exchange": "exchange",
-                "exchange_cftp": "exchange, perfect (CFTP) auxiliary draws"}
+PAPER_RIPLEY_ERRORS = {
+    "pseudo": "0.087",
+    "moller": "0.084",
+    "exchange": "0.084-0.085",
+    "exchange_cftp": "0.084",
+}
+METHOD_NAMES = {
+    "pseudo": "pseudo-likelihood Metropolis",
+    "moller": "Møller (plug-in 13, 1.45)",
+    "exchange": "exchange",
+    "exchange_cftp": "exchange, perfect (CFTP) auxiliary draws",
+}
 RIPLEY_FIXED_K = (1, 10, 70, 125)  # 000 Fig. 10
 
 
@@ -61,16 +68,22 @@ def classical_tables(out: Path, settings) -> tuple[str, dict]:
     import pymc_knn as pk
 
     lines, results = [], {}
-    for name, load, table in [("Ripley", pk.datasets.load_ripley, RIPLEY_TABLE_1),
-                              ("Pima", pk.datasets.load_pima, PIMA_TABLE_2)]:
+    for name, load, table in [
+        ("Ripley", pk.datasets.load_ripley, RIPLEY_TABLE_1),
+        ("Pima", pk.datasets.load_pima, PIMA_TABLE_2),
+    ]:
         X, y, *_ = load("train")
         Xt, yt, *_ = load("test")
         ks = list(table)
         errors = pk.knn_error_rates(X, y, Xt, yt, ks, standardize=False).values
         results[name] = dict(zip(ks, errors))
         number = 1 if name == "Ripley" else 2
-        lines += [f"### 000 Table {number}: classical kNN on the {name} test set ({len(yt)} points)",
-                  "", "| k | paper | here |", "|---|---|---|"]
+        lines += [
+            f"### 000 Table {number}: classical kNN on the {name} test set ({len(yt)} points)",
+            "",
+            "| k | paper | here |",
+            "|---|---|---|",
+        ]
         lines += [f"| {k} | {table[k]:.3f} | {e:.3f} |" for k, e in zip(ks, errors)]
         lines.append("")
     X, y, *_ = pk.datasets.load_ripley("train")
@@ -79,11 +92,17 @@ def classical_tables(out: Path, settings) -> tuple[str, dict]:
     results["ripley_loo_minimisers"] = best
     fig, ax = plt.subplots(figsize=(6, 3.5), constrained_layout=True)
     ax.plot(curve.k, curve.values)
-    ax.set(xlabel="k", ylabel="leave-one-out error rate",
-           title="Ripley's training set (000 Fig. 2)")
-    lines += ["### 000 Fig. 2: leave-one-out error on Ripley's training set", "",
-              f"Minimised by k = {best} (paper: {RIPLEY_LOO_MINIMISERS}).", "",
-              _figure(out, "ripley_loo.png", fig), ""]
+    ax.set(
+        xlabel="k", ylabel="leave-one-out error rate", title="Ripley's training set (000 Fig. 2)"
+    )
+    lines += [
+        "### 000 Fig. 2: leave-one-out error on Ripley's training set",
+        "",
+        f"Minimised by k = {best} (paper: {RIPLEY_LOO_MINIMISERS}).",
+        "",
+        _figure(out, "ripley_loo.png", fig),
+        "",
+    ]
     return "\n".join(lines), results
 
 
@@ -93,20 +112,28 @@ def _fit(X, y, method, settings, seed, standardize=False, k=None, draws=None, tu
 
     import pymc_knn as pk
 
-    steps = {"exchange": lambda: pk.Exchange(),
-             "exchange_cftp": lambda: pk.Exchange(sampler="cftp"),
-             "moller": lambda: pk.Moller(plug_in=(1.45, 13), adapt_plug_in=False),
-             "pseudo": lambda: pk.PseudoLikelihoodMetropolis()}
+    steps = {
+        "exchange": lambda: pk.Exchange(),
+        "exchange_cftp": lambda: pk.Exchange(sampler="cftp"),
+        "moller": lambda: pk.Moller(plug_in=(1.45, 13), adapt_plug_in=False),
+        "pseudo": lambda: pk.PseudoLikelihoodMetropolis(),
+    }
     K = min(pk.max_k(y), len(y) - 1)
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, K) if k is None else k
         pk.PottsKNN("y", X=X, beta=beta, k=k, standardize=standardize, observed=y)
         t0 = time.perf_counter()
-        idata = pm.sample(draws=draws or settings["draws"],
-                          tune=settings["tune"] if tune is None else tune, chains=2, cores=2,
-                          random_seed=seed, step=steps[method](), progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=draws or settings["draws"],
+            tune=settings["tune"] if tune is None else tune,
+            chains=2,
+            cores=2,
+            random_seed=seed,
+            step=steps[method](),
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     return model, idata, time.perf_counter() - t0
 
 
@@ -122,8 +149,11 @@ def ripley_methods(out: Path, settings) -> tuple[str, dict]:
     rows, results, probas, posts = [], {}, {}, {}
     cftp = settings["cftp_draws"]
     for method in ("pseudo", "moller", "exchange") + (("exchange_cftp",) if cftp else ()):
-        draws, tune = ((cftp, settings["cftp_tune"]) if method == "exchange_cftp"
-                       else (settings["draws"], settings["tune"]))
+        draws, tune = (
+            (cftp, settings["cftp_tune"])
+            if method == "exchange_cftp"
+            else (settings["draws"], settings["tune"])
+        )
         model, idata, wall = _fit(X, y, method, settings, seed=2009, draws=draws, tune=tune)
         summary = pk.predictive_summary(idata, Xt, model=model)
         error = float(np.mean(summary["bayes_class"].values != yt))
@@ -132,10 +162,16 @@ def ripley_methods(out: Path, settings) -> tuple[str, dict]:
         sampler = str(stats.aux_sampler.values.flat[0])
         exact = float(stats.aux_exact.mean())
         per_50k = wall * 50_000 / (draws + tune)  # one chain's time: the chains run in parallel
-        results[method] = {"error": error, "beta": float(post.beta.mean()),
-                           "k": float(post.k.mean()), "wall": wall, "aux_exact": exact,
-                           "ess_beta": float(ess.beta), "ess_k": float(ess.k),
-                           "seconds_per_50000": per_50k}
+        results[method] = {
+            "error": error,
+            "beta": float(post.beta.mean()),
+            "k": float(post.k.mean()),
+            "wall": wall,
+            "aux_exact": exact,
+            "ess_beta": float(ess.beta),
+            "ess_k": float(ess.k),
+            "seconds_per_50000": per_50k,
+        }
         probas[method] = summary["proba"].values[:, 1]
         posts[method] = post
         aux = "-" if sampler == "none" else f"{100 * exact:.0f}% ({sampler.replace('_', '-')})"
@@ -143,23 +179,44 @@ def ripley_methods(out: Path, settings) -> tuple[str, dict]:
             f"| {METHOD_NAMES[method]} | {float(post.beta.mean()):.2f} ({float(post.beta.std()):.2f}) "
             f"| {float(post.k.mean()):.1f} ({int(np.median(post.k))}) "
             f"| {float(ess.beta):.0f} / {float(ess.k):.0f} | {aux} | {error:.3f} "
-            f"| {PAPER_RIPLEY_ERRORS[method]} | {wall:.0f} s | {_duration(per_50k)} |")
+            f"| {PAPER_RIPLEY_ERRORS[method]} | {wall:.0f} s | {_duration(per_50k)} |"
+        )
     if not cftp:
-        rows.append(f"| {METHOD_NAMES['exchange_cftp']} | not run in quick mode | | | | "
-                    f"| {PAPER_RIPLEY_ERRORS['exchange_cftp']} | | |")
+        rows.append(
+            f"| {METHOD_NAMES['exchange_cftp']} | not run in quick mode | | | | "
+            f"| {PAPER_RIPLEY_ERRORS['exchange_cftp']} | | |"
+        )
     n = 2 * settings["draws"]
-    runs = (f"2 chains x {settings['draws']} draws after {settings['tune']} tuning ({n} draws)"
-            + (f"; the perfect-sampling row 2 chains x {cftp} draws after "
-               f"{settings['cftp_tune']} tuning." if cftp else "."))
-    lines = ["### 000 sections 3.2-3.5: Ripley, beta ~ U(0, 4), k ~ U{1..125}, raw covariates",
-             "", runs, "", "| method | beta mean (sd) | k mean (median) | ESS beta / k "
-             "| exact auxiliary draws | test error | paper's error | sampling time "
-             "| per 50,000 iterations |", "|---|---|---|---|---|---|---|---|---|", *rows, "",
-             RIPLEY_TIMING, "", RIPLEY_NOTES, ""]
+    runs = f"2 chains x {settings['draws']} draws after {settings['tune']} tuning ({n} draws)" + (
+        f"; the perfect-sampling row 2 chains x {cftp} draws after {settings['cftp_tune']} tuning."
+        if cftp
+        else "."
+    )
+    lines = [
+        "### 000 sections 3.2-3.5: Ripley, beta ~ U(0, 4), k ~ U{1..125}, raw covariates",
+        "",
+        runs,
+        "",
+        "| method | beta mean (sd) | k mean (median) | ESS beta / k "
+        "| exact auxiliary draws | test error | paper's error | sampling time "
+        "| per 50,000 iterations |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        RIPLEY_TIMING,
+        "",
+        RIPLEY_NOTES,
+        "",
+    ]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
     for method, post in posts.items():
-        axes[0].hist(post.beta.values.ravel(), bins=40, density=True, histtype="step",
-                     label=METHOD_NAMES[method])
+        axes[0].hist(
+            post.beta.values.ravel(),
+            bins=40,
+            density=True,
+            histtype="step",
+            label=METHOD_NAMES[method],
+        )
         ks, counts = np.unique(post.k.values, return_counts=True)
         axes[1].plot(ks, counts / counts.sum(), marker="o", ms=3, label=METHOD_NAMES[method])
     axes[0].set(xlabel="beta", title="posterior of beta (000 Fig. 11, top)")
@@ -167,13 +224,17 @@ def ripley_methods(out: Path, settings) -> tuple[str, dict]:
     axes[0].legend(fontsize="small")
     lines += [_figure(out, "ripley_marginals.png", fig), ""]
     others = [m for m in ("pseudo", "moller", "exchange_cftp") if m in probas]
-    fig, axes = plt.subplots(1, len(others), figsize=(4.5 * len(others), 4.2),
-                             constrained_layout=True)
+    fig, axes = plt.subplots(
+        1, len(others), figsize=(4.5 * len(others), 4.2), constrained_layout=True
+    )
     for ax, other in zip(axes, others):
         ax.scatter(probas["exchange"], probas[other], s=4)
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
-        ax.set(xlabel="P(class 1), exchange", ylabel=f"P(class 1), {METHOD_NAMES[other]}",
-               title="test points (000 Fig. 12)")
+        ax.set(
+            xlabel="P(class 1), exchange",
+            ylabel=f"P(class 1), {METHOD_NAMES[other]}",
+            title="test points (000 Fig. 12)",
+        )
     lines += [_figure(out, "ripley_probabilities.png", fig), ""]
     text, results["beta_given_k"] = _ripley_beta_given_k(out, X, y, settings)
     return "\n".join(lines + [text]), results
@@ -203,16 +264,32 @@ def _ripley_beta_given_k(out: Path, X, y, settings) -> tuple[str, dict]:
             b = idata.posterior.beta.values.ravel()
             ess = float(az.ess(idata).beta)
             results[(k, method)] = {"beta": float(b.mean()), "sd": float(b.std()), "ess": ess}
-            ax.hist(b, bins=np.linspace(0, 4, 161), density=True, histtype="step",
-                    label=METHOD_NAMES[method])
+            ax.hist(
+                b,
+                bins=np.linspace(0, 4, 161),
+                density=True,
+                histtype="step",
+                label=METHOD_NAMES[method],
+            )
             cells.append(f"{b.mean():.2f} ({b.std():.2f}) | {ess:.0f}")
         ax.set(xlabel="beta", title=f"k = {k}")
         rows.append(f"| {k} | " + " | ".join(cells) + " |")
     axes[0].legend(fontsize="small")
-    lines = [head, "", f"k a constant of the model, beta ~ U(0, 4); 2 chains x {draws} draws after "
-             f"{tune} tuning per fit.", "", "| k | pseudo-likelihood: beta mean (sd) | ESS "
-             "| exchange: beta mean (sd) | ESS |", "|---|---|---|---|---|", *rows, "",
-             FIXED_K_NOTES, "", _figure(out, "ripley_beta_given_k.png", fig), ""]
+    lines = [
+        head,
+        "",
+        f"k a constant of the model, beta ~ U(0, 4); 2 chains x {draws} draws after "
+        f"{tune} tuning per fit.",
+        "",
+        "| k | pseudo-likelihood: beta mean (sd) | ESS | exchange: beta mean (sd) | ESS |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+        FIXED_K_NOTES,
+        "",
+        _figure(out, "ripley_beta_given_k.png", fig),
+        "",
+    ]
     return "\n".join(lines), results
 
 
@@ -226,11 +303,16 @@ def pima(out: Path, settings) -> tuple[str, dict]:
     summary = pk.predictive_summary(idata, Xt, model=model)
     error = float(np.mean(summary["bayes_class"].values != yt))
     post = idata.posterior
-    lines = ["### 000 section 4: Pima (200 training, 332 test), exchange", "",
-             "| | beta mean | k mean (median) | test error | sampling time |", "|---|---|---|---|---|",
-             "| paper | | | 0.209 | |",
-             f"| here | {float(post.beta.mean()):.2f} | {float(post.k.mean()):.1f} "
-             f"({int(np.median(post.k))}) | {error:.3f} | {wall:.0f} s |", ""]
+    lines = [
+        "### 000 section 4: Pima (200 training, 332 test), exchange",
+        "",
+        "| | beta mean | k mean (median) | test error | sampling time |",
+        "|---|---|---|---|---|",
+        "| paper | | | 0.209 | |",
+        f"| here | {float(post.beta.mean()):.2f} | {float(post.k.mean()):.1f} "
+        f"({int(np.median(post.k))}) | {error:.3f} | {wall:.0f} s |",
+        "",
+    ]
     return "\n".join(lines), {"error": error}
 
 
@@ -289,6 +371,7 @@ FIXED_K_NOTES = """\
   (300 draws each: 132.6 against 132.8 at beta 0.95, 144.7 against 144.6 at 1.05) and 2% low at
   1.15 (165.8 against 169.2)."""
 
+
 def glass_split(rng):
     """A random 89/96 split of forensic glass without the 29 headlamps (185 fragments, 4 classes).
 
@@ -326,25 +409,35 @@ def glass(out: Path, settings) -> tuple[str, dict]:
             k = pk.loo_choose_k(X, y, standardize=std)
             ks[std].append(k)
             rows[("kNN, leave-one-out k", std)].append(
-                float(pk.knn_error_rates(X, y, Xt, yt, [k], standardize=std)[0]))
+                float(pk.knn_error_rates(X, y, Xt, yt, [k], standardize=std)[0])
+            )
             rows[("kNN, k = 17", std)].append(
-                float(pk.knn_error_rates(X, y, Xt, yt, [17], standardize=std)[0]))
+                float(pk.knn_error_rates(X, y, Xt, yt, [17], standardize=std)[0])
+            )
             model, idata, _ = _fit(X, y, "exchange", settings, seed=split, standardize=std)
             summary = pk.predictive_summary(idata, Xt, model=model)
-            rows[("pkNN, exchange", std)].append(float(np.mean(summary["bayes_class"].values != yt)))
+            rows[("pkNN, exchange", std)].append(
+                float(np.mean(summary["bayes_class"].values != yt))
+            )
     wall = time.perf_counter() - t0
     n = settings["splits"]
-    lines = [f"### 000 section 4: forensic glass, 4 classes, {n} random 89/96 splits", "",
-             "185 fragments (the 214 without the 29 headlamps, see `glass_split`); exchange with "
-             f"2 chains x {settings['draws']} draws; mean (sd) of the test error over the splits.",
-             "", "| method | covariates | paper | here |", "|---|---|---|---|"]
+    lines = [
+        f"### 000 section 4: forensic glass, 4 classes, {n} random 89/96 splits",
+        "",
+        "185 fragments (the 214 without the 29 headlamps, see `glass_split`); exchange with "
+        f"2 chains x {settings['draws']} draws; mean (sd) of the test error over the splits.",
+        "",
+        "| method | covariates | paper | here |",
+        "|---|---|---|---|",
+    ]
     results = {}
     for (name, std), errors in rows.items():
         paper = {"pkNN, exchange": "0.29", "kNN, k = 17": "0.35"}.get(name, "(0.35, k = 17)")
         cov = "standardised" if std else "raw"
         extra = f", k median {int(np.median(ks[std]))}" if name.endswith("out k") else ""
-        lines.append(f"| {name} | {cov} | {paper} | {np.mean(errors):.3f} ({np.std(errors):.3f})"
-                     f"{extra} |")
+        lines.append(
+            f"| {name} | {cov} | {paper} | {np.mean(errors):.3f} ({np.std(errors):.3f}){extra} |"
+        )
         results[(name, cov)] = float(np.mean(errors))
     lines += ["", f"({wall:.0f} s in all.)", "", GLASS_NOTES, ""]
     return "\n".join(lines), results
@@ -367,9 +460,13 @@ GLASS_NOTES = """\
 * Raw covariates fit the paper better than standardised ones (as for Ripley, Table 1)."""
 
 
-FRIEL_TABLE_2 = {"Pima": (0.30, 0.29, 0.32, 0.30), "Forensic glass": (0.35, 0.33, 0.39, 0.31),
-                 "Iris": (0.06, 0.05, 0.05, 0.06), "Crabs": (0.16, 0.16, 0.23, 0.16),
-                 "Wine": (0.06, 0.04, 0.06, 0.04)}
+FRIEL_TABLE_2 = {
+    "Pima": (0.30, 0.29, 0.32, 0.30),
+    "Forensic glass": (0.35, 0.33, 0.39, 0.31),
+    "Iris": (0.06, 0.05, 0.05, 0.06),
+    "Crabs": (0.16, 0.16, 0.23, 0.16),
+    "Wine": (0.06, 0.04, 0.06, 0.04),
+}
 FRIEL_MODELS = ("kNN", "d-nn1", "d-nn2", "d-nn3", "pkNN")
 
 
@@ -377,9 +474,13 @@ def _friel_data():
     import pymc_knn as pk
 
     pima_tr, pima_te = pk.datasets.load_pima("train"), pk.datasets.load_pima("test")
-    return {"Pima": (np.vstack([pima_tr.X, pima_te.X]), np.concatenate([pima_tr.y, pima_te.y])),
-            "Forensic glass": pk.datasets.load_glass()[:2], "Iris": pk.datasets.load_iris()[:2],
-            "Crabs": pk.datasets.load_crabs()[:2], "Wine": pk.datasets.load_wine()[:2]}
+    return {
+        "Pima": (np.vstack([pima_tr.X, pima_te.X]), np.concatenate([pima_tr.y, pima_te.y])),
+        "Forensic glass": pk.datasets.load_glass()[:2],
+        "Iris": pk.datasets.load_iris()[:2],
+        "Crabs": pk.datasets.load_crabs()[:2],
+        "Wine": pk.datasets.load_wine()[:2],
+    }
 
 
 def _quarter_split(rng, y):
@@ -406,9 +507,15 @@ def _friel_fit(X, y, model_name, settings, seed):
             kernel = {"d-nn1": "gaussian", "d-nn2": "ball", "d-nn3": "exponential"}[model_name]
             sigma = pm.Uniform("sigma", 0, 100)
             pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
-        idata = pm.sample(draws=settings["dnn_draws"], tune=settings["dnn_tune"], chains=2,
-                          cores=2, random_seed=seed, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=settings["dnn_draws"],
+            tune=settings["dnn_tune"],
+            chains=2,
+            cores=2,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     # d-nn prediction costs O(n) per point and distinct sigma: 500 draws per chain suffice
     thin = max(1, settings["dnn_draws"] // 500)
     return model, idata.sel(draw=slice(None, None, thin))
@@ -438,12 +545,17 @@ def friel_table(out: Path, settings) -> tuple[str, dict]:
                 seconds[m].append(time.perf_counter() - t_fit)
     wall = time.perf_counter() - t0
     n = settings["splits"]
-    lines = [f"### 001 Table 2: error rates with about 25% training, {n} random splits", "",
-             "Standardised covariates; beta ~ N(0, 50^2) truncated to beta > 0, sigma ~ U(0, 100), "
-             f"k ~ U{{1..smallest class}}; exchange, 2 chains x {settings['dnn_draws']} draws; "
-             "kNN with the leave-one-out k (smallest on ties). Each cell: paper / here, mean "
-             "(sd) over the splits.", "",
-             "| data set | " + " | ".join(FRIEL_MODELS) + " |", "|---" * (len(FRIEL_MODELS) + 1) + "|"]
+    lines = [
+        f"### 001 Table 2: error rates with about 25% training, {n} random splits",
+        "",
+        "Standardised covariates; beta ~ N(0, 50^2) truncated to beta > 0, sigma ~ U(0, 100), "
+        f"k ~ U{{1..smallest class}}; exchange, 2 chains x {settings['dnn_draws']} draws; "
+        "kNN with the leave-one-out k (smallest on ties). Each cell: paper / here, mean "
+        "(sd) over the splits.",
+        "",
+        "| data set | " + " | ".join(FRIEL_MODELS) + " |",
+        "|---" * (len(FRIEL_MODELS) + 1) + "|",
+    ]
     results = {}
     for name, paper in FRIEL_TABLE_2.items():
         cells = []
@@ -453,13 +565,21 @@ def friel_table(out: Path, settings) -> tuple[str, dict]:
             head = f"{p:.2f} / " if p is not None else ""
             cells.append(f"{head}{e.mean():.3f} ({e.std():.3f})")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    per_fit = " | ".join(f"{x:.2f} s" if x >= 0.005 else "< 0.01 s"
-                         for x in (np.mean(seconds[m]) for m in FRIEL_MODELS))
-    lines += [f"| time per fit | {per_fit} |", "",
-              f"(Time per fit: sampling and predicting the test set, mean over data sets and "
-              f"splits, 2 chains x {settings['dnn_draws'] + settings['dnn_tune']} iterations on "
-              f"2 cores; {wall:.0f} s in all. The paper ran 20,000 iterations per fit in Matlab: "
-              "1 to 12 hours each, from iris to Pima.)", "", FRIEL_NOTES, ""]
+    per_fit = " | ".join(
+        f"{x:.2f} s" if x >= 0.005 else "< 0.01 s"
+        for x in (np.mean(seconds[m]) for m in FRIEL_MODELS)
+    )
+    lines += [
+        f"| time per fit | {per_fit} |",
+        "",
+        f"(Time per fit: sampling and predicting the test set, mean over data sets and "
+        f"splits, 2 chains x {settings['dnn_draws'] + settings['dnn_tune']} iterations on "
+        f"2 cores; {wall:.0f} s in all. The paper ran 20,000 iterations per fit in Matlab: "
+        "1 to 12 hours each, from iris to Pima.)",
+        "",
+        FRIEL_NOTES,
+        "",
+    ]
     results["seconds"] = {m: float(np.mean(v)) for m, v in seconds.items()}
     return "\n".join(lines), results
 
@@ -479,11 +599,14 @@ FRIEL_NOTES = """\
 * The paper does not give its splits or their number; these are means over random splits of
   about 25% for training, with every class present at least twice."""
 
+
 def yoon(out: Path, settings) -> tuple[str, dict]:
     """003 Tables 2-3 and Fig. 3, from ``yoon2015.py`` next to this file."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("yoon2015", Path(__file__).with_name("yoon2015.py"))
+    spec = importlib.util.spec_from_file_location(
+        "yoon2015", Path(__file__).with_name("yoon2015.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.yoon_tables(out, settings, _figure)
@@ -493,24 +616,58 @@ def pavlenko(out: Path, settings) -> tuple[str, dict]:
     """004 Table 1, synthetic columns, from ``pavlenko2017.py`` next to this file."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("pavlenko2017",
-                                                  Path(__file__).with_name("pavlenko2017.py"))
+    spec = importlib.util.spec_from_file_location(
+        "pavlenko2017", Path(__file__).with_name("pavlenko2017.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.table1(out, settings, _figure)
 
 
-EXPERIMENTS = {"classical": classical_tables, "ripley": ripley_methods, "pima": pima,
-               "glass": glass, "friel": friel_table, "yoon": yoon, "pavlenko": pavlenko}
-SETTINGS = {"full": {"draws": 20000, "tune": 5000, "splits": 10, "dnn_draws": 5000,
-                     "dnn_tune": 2000, "cftp_draws": 1500, "cftp_tune": 500,
-                     "fixed_k_draws": 20000, "fixed_k_tune": 5000,
-                     "yoon_draws": 5000, "yoon_tune": 1000, "yoon_mcmc_folds": 4,
-                     "pg_sweeps": 2000, "pg_replicates": 10, "pknn_draws": 0},
-            "quick": {"draws": 1500, "tune": 1000, "splits": 2, "dnn_draws": 500,
-                      "dnn_tune": 500, "cftp_draws": 0, "fixed_k_draws": 300, "fixed_k_tune": 300,
-                      "yoon_draws": 500, "yoon_tune": 300, "yoon_mcmc_folds": 1,
-                      "pg_sweeps": 300, "pg_replicates": 1, "pknn_draws": 0}}
+EXPERIMENTS = {
+    "classical": classical_tables,
+    "ripley": ripley_methods,
+    "pima": pima,
+    "glass": glass,
+    "friel": friel_table,
+    "yoon": yoon,
+    "pavlenko": pavlenko,
+}
+SETTINGS = {
+    "full": {
+        "draws": 20000,
+        "tune": 5000,
+        "splits": 10,
+        "dnn_draws": 5000,
+        "dnn_tune": 2000,
+        "cftp_draws": 1500,
+        "cftp_tune": 500,
+        "fixed_k_draws": 20000,
+        "fixed_k_tune": 5000,
+        "yoon_draws": 5000,
+        "yoon_tune": 1000,
+        "yoon_mcmc_folds": 4,
+        "pg_sweeps": 2000,
+        "pg_replicates": 10,
+        "pknn_draws": 0,
+    },
+    "quick": {
+        "draws": 1500,
+        "tune": 1000,
+        "splits": 2,
+        "dnn_draws": 500,
+        "dnn_tune": 500,
+        "cftp_draws": 0,
+        "fixed_k_draws": 300,
+        "fixed_k_tune": 300,
+        "yoon_draws": 500,
+        "yoon_tune": 300,
+        "yoon_mcmc_folds": 1,
+        "pg_sweeps": 300,
+        "pg_replicates": 1,
+        "pknn_draws": 0,
+    },
+}
 
 
 def run(out: Path, quick: bool = False, only=None) -> dict:
@@ -532,9 +689,13 @@ def run(out: Path, quick: bool = False, only=None) -> dict:
             sections.append(text + f"\n*({name}: {time.perf_counter() - t0:.0f} s)*\n")
             progress.advance(task)
     mode = "quick (CI) settings" if quick else "full settings"
-    header = ["# Reproductions of the papers' results", "",
-              f"Written by `python benchmarks/reproduce.py{' --quick' if quick else ''}` "
-              f"({mode}); the paper's figures next to ours.", ""]
+    header = [
+        "# Reproductions of the papers' results",
+        "",
+        f"Written by `python benchmarks/reproduce.py{' --quick' if quick else ''}` "
+        f"({mode}); the paper's figures next to ours.",
+        "",
+    ]
     (out / "reproductions.md").write_text("\n".join(header + sections))
     return results
 

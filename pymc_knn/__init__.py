@@ -10,15 +10,30 @@ from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
 from .diagnostics import ConvergenceWarning, check_convergence
 from .distributions import DistanceNN, PottsKNN
-from .evidence import (Evidence, compare_evidence, grid_posterior, log_evidence,
-                       path_sampling_posterior)
-from .graphical import (DecomposableGraph, GaussianGraphicalEvidence, GraphicalPredictiveClassifier,
-                        GraphParticleGibbs)
+from .evidence import (
+    Evidence,
+    compare_evidence,
+    grid_posterior,
+    log_evidence,
+    path_sampling_posterior,
+)
+from .graphical import (
+    DecomposableGraph,
+    GaussianGraphicalEvidence,
+    GraphicalPredictiveClassifier,
+    GraphParticleGibbs,
+)
 from .graphs import Coupling, DistanceGraph, KNNGraph, default_k_max, max_k
 from .normalising import log_normaliser
 from .phase import beta_max, mean_energy_curve
-from .predict import (add_predictions, imputed_proba, predict_proba, predictive_summary,
-                      summarize_proba, uncertainty_zones)
+from .predict import (
+    add_predictions,
+    imputed_proba,
+    predict_proba,
+    predictive_summary,
+    summarize_proba,
+    uncertainty_zones,
+)
 from .safety import install as _install
 from .sklearn import BayesianKNNClassifier
 from .step_methods import Exchange, Moller, PottsGibbs, PseudoLikelihoodMetropolis

@@ -27,10 +27,12 @@ def _at_least(minimum):
 
 
 def _sampling_args(p, draws=1000, tune=1000):
-    p.add_argument("--draws", type=_at_least(1), default=draws,
-                   help="draws per chain (%(default)s)")
-    p.add_argument("--tune", type=_at_least(0), default=tune,
-                   help="tuning draws per chain (%(default)s)")
+    p.add_argument(
+        "--draws", type=_at_least(1), default=draws, help="draws per chain (%(default)s)"
+    )
+    p.add_argument(
+        "--tune", type=_at_least(0), default=tune, help="tuning draws per chain (%(default)s)"
+    )
     p.add_argument("--chains", type=_at_least(1), default=4, help="(%(default)s)")
     p.add_argument("--cores", type=_at_least(1), default=2, help="(%(default)s)")
 
@@ -39,8 +41,9 @@ def main(argv=None) -> int:
     # the `pymc-knn` console script and `python -m pymc_knn` both land here
     script = os.path.basename(sys.argv[0]).startswith("pymc-knn")
     prog = "pymc-knn" if script else "python -m pymc_knn"
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="fit Ripley's data with the exchange algorithm")
     demo.add_argument("--out", default="demo-output", help="folder for the PNGs (%(default)s)")
@@ -52,8 +55,12 @@ def main(argv=None) -> int:
     fit.add_argument("--out", default="fit-output", help="folder for the PNGs (%(default)s)")
     fit.add_argument("--seed", type=int, default=None)
     fit.add_argument("--raw", action="store_true", help="do not standardise the covariates")
-    fit.add_argument("--beta-upper", type=float, default=4.0,
-                     help="upper bound of the uniform prior on beta (%(default)s)")
+    fit.add_argument(
+        "--beta-upper",
+        type=float,
+        default=4.0,
+        help="upper bound of the uniform prior on beta (%(default)s)",
+    )
     _sampling_args(fit)
     args = parser.parse_args(argv)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
@@ -61,14 +68,20 @@ def main(argv=None) -> int:
 
     from . import jobs
 
-    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains,
-                "cores": args.cores}
+    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "cores": args.cores}
     if args.command == "demo":
         jobs.ripley_demo(args.out, args.seed, **sampling)
         return 0
     try:
-        jobs.fit_csv(args.csv, args.target, args.out, args.seed, standardize=not args.raw,
-                     beta_upper=args.beta_upper, **sampling)
+        jobs.fit_csv(
+            args.csv,
+            args.target,
+            args.out,
+            args.seed,
+            standardize=not args.raw,
+            beta_upper=args.beta_upper,
+            **sampling,
+        )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

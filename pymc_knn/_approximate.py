@@ -24,7 +24,8 @@ def _nndescent():
     except ImportError:
         raise ImportError(
             f"algorithm='approximate' needs the optional package pynndescent: {INSTALL}; or use "
-            "the exact search, algorithm='exact'") from None
+            "the exact search, algorithm='exact'"
+        ) from None
     return NNDescent
 
 
@@ -34,8 +35,9 @@ def approximate_graph(search, K: int, random_state: int = 0):
     X = search.X
     n = X.shape[0]
     c = min(n, K + 1 + EXTRA_CANDIDATES)
-    index = _nndescent()(X, n_neighbors=c, metric="euclidean", random_state=random_state,
-                         compressed=True)
+    index = _nndescent()(
+        X, n_neighbors=c, metric="euclidean", random_state=random_state, compressed=True
+    )
     cand = np.ascontiguousarray(index.neighbor_graph[0], dtype=np.int64)
     rows = np.arange(n, dtype=np.int64)
     cand = np.where(cand < 0, rows[:, None], cand)  # missing entries: dropped like the point itself

@@ -26,6 +26,7 @@ import numpy as np
 from ._validation import check_covariates
 from .terms import PottsTerm
 
+
 def draw_labels(term: PottsTerm, beta: float, theta, rng, cftp_sweeps: int, sweeps: int):
     """One field ``z ~ f(. | beta, theta)`` from uniformly random labels: ``(z, fell_back)``.
 
@@ -35,8 +36,10 @@ def draw_labels(term: PottsTerm, beta: float, theta, rng, cftp_sweeps: int, swee
     sweeps, never counted as a fall-back.
     """
     if not beta >= 0:
-        raise ValueError(f"beta must be >= 0 for a draw of the labels, got {beta!r}: give beta a "
-                         "prior on [0, inf), e.g. pm.Uniform('beta', 0, 4)")
+        raise ValueError(
+            f"beta must be >= 0 for a draw of the labels, got {beta!r}: give beta a "
+            "prior on [0, inf), e.g. pm.Uniform('beta', 0, 4)"
+        )
     if term.is_knn:
         theta = term.graph.check_k(theta)
     z = rng.integers(0, term.n_classes, term.n)
@@ -61,15 +64,24 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
     if term.labels is None or (term.labels < 0).any():
         raise ValueError(
             "predicting new points with pm.set_data needs every training label observed: this "
-            "term's labels are missing or partly missing (see pk.imputed_proba)")
+            "term's labels are missing or partly missing (see pk.imputed_proba)"
+        )
     X_new = check_covariates(X_new, "X (set by pm.set_data)", min_rows=1)
     g, a = term.graph, term.class_weights
     thetas, index = np.unique(np.ravel(theta), return_inverse=True)
     if term.is_knn:
         ks = np.array([g.check_k(k) for k in thetas], dtype=np.int64)
         q = _query(term, X_new, int(ks.max()))
-        h = _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k,
-                             term.labels, ks, a, g.kind == "equal")
+        h = _k.knn_strengths(
+            q.neighbours,
+            q.enter_indptr,
+            q.enter_index,
+            q.enter_k,
+            term.labels,
+            ks,
+            a,
+            g.kind == "equal",
+        )
     else:
         h = g.strengths(X_new, term.labels, np.asarray(thetas, dtype=np.float64), a)
     p = _k.draw_probabilities(h, np.ravel(beta).astype(np.float64), index.astype(np.int64))
@@ -152,8 +164,11 @@ def count_fallbacks(name: str, term: PottsTerm, n_draws: int, betas) -> None:
 def _warn(tally: _Tally, stacklevel: int) -> None:
     from . import distributions
 
-    span = (f"beta = {tally.beta_lo:.3g}" if tally.beta_lo == tally.beta_hi
-            else f"beta from {tally.beta_lo:.3g} to {tally.beta_hi:.3g}")
+    span = (
+        f"beta = {tally.beta_lo:.3g}"
+        if tally.beta_lo == tally.beta_hi
+        else f"beta from {tally.beta_lo:.3g} to {tally.beta_hi:.3g}"
+    )
     cftp, sweeps = distributions.PREDICTIVE_CFTP_SWEEPS, distributions.PREDICTIVE_SWEEPS
     warnings.warn(
         f"{tally.name}: {tally.fell_back} of {tally.draws} draws of the labels are approximate: "
@@ -162,4 +177,6 @@ def _warn(tally: _Tally, stacklevel: int) -> None:
         f"{sweeps} further Swendsen-Wang sweeps; the other draws are exact. Raising "
         "pymc_knn.distributions.PREDICTIVE_CFTP_SWEEPS makes more of them exact, at a cost "
         "proportional to it (see docs/prediction.md, 'Prior and posterior predictive draws').",
-        RuntimeWarning, stacklevel=stacklevel)
+        RuntimeWarning,
+        stacklevel=stacklevel,
+    )

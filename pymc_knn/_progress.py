@@ -22,14 +22,19 @@ def progress(items: Iterable[T], total: int, description: str, enabled: bool = T
 
         console = Console()
         enabled = (console.is_terminal and not console.is_dumb_terminal) or (
-            console.is_jupyter and importlib.util.find_spec("ipywidgets") is not None)
+            console.is_jupyter and importlib.util.find_spec("ipywidgets") is not None
+        )
     if not enabled:
         yield from items
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn("{task.description}"), BarColumn(),
-               TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(description, total=total)
         for item in items:

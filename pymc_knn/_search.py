@@ -113,8 +113,7 @@ class NeighbourSearch:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         n, p = self.X.shape
         self.algorithm = algorithm
-        self.engine = (choose_engine(n, p, K) if algorithm in ("exact", "approximate")
-                       else algorithm)
+        self.engine = choose_engine(n, p, K) if algorithm in ("exact", "approximate") else algorithm
         self._tree: _Tree | None = None
 
     def __getstate__(self):
@@ -168,8 +167,16 @@ class NeighbourSearch:
             limit = np.where(np.isfinite(sq[redo, K - 1]), sq[redo, K - 1], np.inf)
             nb2 = np.empty((redo.size, K), dtype=np.int64)
             sq2 = np.empty((redo.size, K))
-            _k.tree_knn_within(np.ascontiguousarray(Q[redo]), tree.points, self_index[redo],
-                               limit, K, *tree.arrays, nb2, sq2)
+            _k.tree_knn_within(
+                np.ascontiguousarray(Q[redo]),
+                tree.points,
+                self_index[redo],
+                limit,
+                K,
+                *tree.arrays,
+                nb2,
+                sq2,
+            )
             nb[redo], sq[redo] = nb2, sq2
 
     def shells(self, start_sq, step: float, J: int, in_distance: bool) -> np.ndarray:
@@ -183,11 +190,27 @@ class NeighbourSearch:
         for s in _slices(n, WORK_PAIRS // n):  # short calls: Ctrl-C is checked between them
             if self.engine == "brute":
                 blocks = min(_threads() * 4, s.stop - s.start)
-                _k.brute_shells(self.X[s], self.X, self_index[s], start_sq[s], step, in_distance,
-                                blocks, counts[s])
+                _k.brute_shells(
+                    self.X[s],
+                    self.X,
+                    self_index[s],
+                    start_sq[s],
+                    step,
+                    in_distance,
+                    blocks,
+                    counts[s],
+                )
             else:
-                _k.tree_shells(self.X[s], self.tree.points, self_index[s], start_sq[s], step,
-                               in_distance, *self.tree.arrays, counts[s])
+                _k.tree_shells(
+                    self.X[s],
+                    self.tree.points,
+                    self_index[s],
+                    start_sq[s],
+                    step,
+                    in_distance,
+                    *self.tree.arrays,
+                    counts[s],
+                )
         return counts
 
     def reverse(self, Q, sq_sorted):
@@ -197,15 +220,21 @@ class NeighbourSearch:
         Q = np.ascontiguousarray(Q, dtype=np.float64)
         m, K = Q.shape[0], sq_sorted.shape[1]
         reach = np.ascontiguousarray(sq_sorted[:, -1])
-        parts = [self._reverse_chunk(Q[s], sq_sorted, reach)
-                 for s in _slices(m, CHUNK_ENTRIES // (REVERSE_CAP * K))]
+        parts = [
+            self._reverse_chunk(Q[s], sq_sorted, reach)
+            for s in _slices(m, CHUNK_ENTRIES // (REVERSE_CAP * K))
+        ]
         if len(parts) == 1:
             return parts[0]
         sizes = np.array([p[1].size for p in parts])
-        indptr = np.concatenate([[0]] + [p[0][1:] + offset for p, offset in
-                                         zip(parts, np.cumsum(sizes) - sizes)])
-        return (indptr, np.concatenate([p[1] for p in parts]),
-                np.concatenate([p[2] for p in parts]))
+        indptr = np.concatenate(
+            [[0]] + [p[0][1:] + offset for p, offset in zip(parts, np.cumsum(sizes) - sizes)]
+        )
+        return (
+            indptr,
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+        )
 
     def _reverse_chunk(self, Q, sq_sorted, reach):
         m = Q.shape[0]
@@ -228,11 +257,13 @@ class NeighbourSearch:
         if self.engine == "brute":
             for s in _slices(m, WORK_PAIRS // self.X.shape[0]):
                 blocks = min(_threads() * 4, s.stop - s.start)
-                _k.brute_reverse(Q[s], self.X, sq_sorted, reach, blocks, cap, counts[s],
-                                 index[s], enter[s])
+                _k.brute_reverse(
+                    Q[s], self.X, sq_sorted, reach, blocks, cap, counts[s], index[s], enter[s]
+                )
             return
         t = self.tree
         point_reach = np.ascontiguousarray(reach[t.index])
         node_reach = _k.node_max(point_reach, t.start, t.end, t.leaf)
-        _k.tree_reverse(Q, t.points, sq_sorted, point_reach, node_reach, *t.arrays, cap, counts,
-                        index, enter)
+        _k.tree_reverse(
+            Q, t.points, sq_sorted, point_reach, node_reach, *t.arrays, cap, counts, index, enter
+        )

@@ -90,7 +90,9 @@ def check_class_weights(class_weights, n_classes: int) -> np.ndarray:
         return np.ones(n_classes)
     a = np.asarray(class_weights, dtype=np.float64)
     if a.shape != (n_classes,):
-        raise ValueError(f"class_weights must have one weight per class ({n_classes}), got shape {a.shape}")
+        raise ValueError(
+            f"class_weights must have one weight per class ({n_classes}), got shape {a.shape}"
+        )
     if not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"class_weights must be finite and positive, got {a.tolist()}")
     return a
@@ -124,8 +126,9 @@ def check_beta(beta) -> float:
 
 def check_count(value, name: str, minimum: int = 1) -> int:
     """An integer ``>= minimum`` (a whole float is accepted; bools and strings are not)."""
-    ok = (isinstance(value, (int, float, np.integer, np.floating))
-          and not isinstance(value, (bool, np.bool_)))
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
     if not ok or not float(value).is_integer() or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
@@ -151,11 +154,15 @@ def working_memory_bytes(working_memory) -> int:
         import sklearn
 
         working_memory = sklearn.get_config()["working_memory"]
-    ok = (isinstance(working_memory, (int, float, np.integer, np.floating))
-          and not isinstance(working_memory, bool) and np.isfinite(working_memory)
-          and working_memory > 0)
+    ok = (
+        isinstance(working_memory, (int, float, np.integer, np.floating))
+        and not isinstance(working_memory, bool)
+        and np.isfinite(working_memory)
+        and working_memory > 0
+    )
     if not ok:
         raise ValueError(
             f"working_memory must be a positive number of MiB (default scikit-learn's "
-            f"working_memory setting, 1024), got {working_memory!r}")
+            f"working_memory setting, 1024), got {working_memory!r}"
+        )
     return int(working_memory * 2**20)

@@ -38,8 +38,12 @@ from numba import njit
 from scipy.special import log_ndtr
 from scipy.stats import truncnorm
 
-from ._validation import (check_covariates, check_labels_and_weights, check_positive,
-                          working_memory_bytes)
+from ._validation import (
+    check_covariates,
+    check_labels_and_weights,
+    check_positive,
+    working_memory_bytes,
+)
 from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k, warn_if_capped
 from .kernels.energy import log_pl_derivatives
 from .kernels.structure import knn_counts_next
@@ -75,8 +79,9 @@ class _Fields:
         self.k += 1
         g = self.graph
         knn_counts_next(self.counts, g.neighbours, g.reverse_rank, self.y, self.k, self.kind)
-        rows, weights = np.unique(np.column_stack([self.counts, self.y]), axis=0,
-                                  return_counts=True)
+        rows, weights = np.unique(
+            np.column_stack([self.counts, self.y]), axis=0, return_counts=True
+        )
         h = rows[:, :-1] * (self.a / self.k)
         return h, np.ascontiguousarray(rows[:, -1]), weights.astype(np.float64)
 
@@ -96,7 +101,8 @@ class _BetaPrior:
         if owner is None or not isinstance(owner.op, RandomVariable) or dist.ndim != 0:
             raise ValueError(
                 "beta_prior must be a scalar PyMC distribution made with .dist(), e.g. "
-                f"pm.Gamma.dist(alpha=2, beta=0.1); got {dist!r}")
+                f"pm.Gamma.dist(alpha=2, beta=0.1); got {dist!r}"
+            )
         if dist.dtype.startswith("int"):
             raise ValueError(f"beta_prior must be continuous, got the discrete {owner.op.name}")
         b = pt.dvector("beta")
@@ -128,7 +134,8 @@ def _check_k_prior(k_prior, k_max: int) -> np.ndarray:
     if p.shape != (k_max,) or not np.all(np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
         raise ValueError(
             f"k_prior must hold k_max = {k_max} non-negative weights (of k = 1..{k_max}) with a "
-            f"positive sum, got shape {p.shape}")
+            f"positive sum, got shape {p.shape}"
+        )
     with np.errstate(divide="ignore"):
         return np.log(p / p.sum())
 
@@ -171,11 +178,18 @@ def _laplace(h, y, weights, prior: _BetaPrior, beta_upper: float):
     if not curv < 0:
         raise ValueError(
             f"the log pseudo-posterior of beta is not concave at its mode {beta:.4g}: KOREA's "
-            "Gaussian approximation does not apply (check the prior of beta)")
+            "Gaussian approximation does not apply (check the prior of beta)"
+        )
     sd = 1.0 / np.sqrt(-curv)
     mu = beta - slope / curv
-    log_ev = (value + float(prior(beta)[0]) + 0.5 * slope**2 / -curv + 0.5 * np.log(2 * np.pi)
-              + np.log(sd) + _log_mass(mu, sd, beta_upper))
+    log_ev = (
+        value
+        + float(prior(beta)[0])
+        + 0.5 * slope**2 / -curv
+        + 0.5 * np.log(2 * np.pi)
+        + np.log(sd)
+        + _log_mass(mu, sd, beta_upper)
+    )
     at_bound = beta >= beta_upper * (1 - 1e-9) or beta <= beta_upper * 1e-9
     return beta, mu, sd, log_ev, at_bound
 
@@ -197,7 +211,10 @@ def _warn_truncated(mode, flagged, prior: _BetaPrior, beta_upper: float) -> None
         warnings.warn(
             f"KOREA: the pseudo-posterior of beta still rises at beta_upper = {beta_upper:g} "
             f"for k = {(np.flatnonzero(at_top) + 1).tolist()}, where the prior goes on; the "
-            "approximation truncates it there: raise beta_upper", UserWarning, stacklevel=3)
+            "approximation truncates it there: raise beta_upper",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 class Korea:
@@ -275,8 +292,9 @@ class Korea:
         post = self.posterior
         upper = post.attrs["beta_upper"]
         t_index, betas, weights = [], [], []
-        for t, (p, mu, sd) in enumerate(zip(post.p_k.values, post.beta_mu.values,
-                                            post.beta_sd.values)):
+        for t, (p, mu, sd) in enumerate(
+            zip(post.p_k.values, post.beta_mu.values, post.beta_sd.values)
+        ):
             if p < 1e-12 * post.p_k.values.max():
                 continue
             if _log_mass(mu, sd, upper) > np.log1p(-1e-6):
@@ -290,14 +308,19 @@ class Korea:
             t_index.append(np.full(b.size, t))
             betas.append(b)
             weights.append(p * w / w.sum())
-        return (np.concatenate(t_index).astype(np.int64), np.concatenate(betas),
-                np.concatenate(weights))
+        return (
+            np.concatenate(t_index).astype(np.int64),
+            np.concatenate(betas),
+            np.concatenate(weights),
+        )
 
     def _checked_new(self, X_new) -> np.ndarray:
         X_new = check_covariates(X_new, "X_new", min_rows=1)
         if X_new.shape[1] != self.graph.n_features:
-            raise ValueError(f"X_new has {X_new.shape[1]} columns but the approximation was "
-                             f"built on {self.graph.n_features} features")
+            raise ValueError(
+                f"X_new has {X_new.shape[1]} columns but the approximation was "
+                f"built on {self.graph.n_features} features"
+            )
         return X_new
 
     def _strengths(self, X_new) -> np.ndarray:
@@ -306,8 +329,16 @@ class Korea:
         if self.graph.kind == "asymmetric":  # no training point counts the new one
             q = q.without_reverse()
         ks = np.arange(1, self.graph.k_max + 1, dtype=np.int64)
-        return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
-                                ks, self.class_weights, self.graph.kind == "equal")
+        return _k.knn_strengths(
+            q.neighbours,
+            q.enter_indptr,
+            q.enter_index,
+            q.enter_k,
+            self.y,
+            ks,
+            self.class_weights,
+            self.graph.kind == "equal",
+        )
 
     def _nodes_for(self, estimate: str):
         if estimate not in ESTIMATES:
@@ -315,11 +346,11 @@ class Korea:
         if estimate == "average":
             return self._nodes
         t = self.k_map - 1
-        return (np.array([t], dtype=np.int64), self.posterior.beta_mode.values[[t]],
-                np.ones(1))
+        return (np.array([t], dtype=np.int64), self.posterior.beta_mode.values[[t]], np.ones(1))
 
-    def predictive_summary(self, X_new, *, estimate="average", ci_prob=0.95,
-                           classes=None, working_memory=None) -> xr.Dataset:
+    def predictive_summary(
+        self, X_new, *, estimate="average", ci_prob=0.95, classes=None, working_memory=None
+    ) -> xr.Dataset:
         """Posterior predictive of new points, as :func:`pymc_knn.predictive_summary`.
 
         Parameters
@@ -350,13 +381,25 @@ class Korea:
         X_new = self._checked_new(X_new)
         g = self.graph
         mean, lower, upper = summarize_mixture(
-            self._strengths, X_new, g.k_max, t_index, betas, weights, self.n_classes, True,
-            g.query_bytes(), ci_prob, budget)
+            self._strengths,
+            X_new,
+            g.k_max,
+            t_index,
+            betas,
+            weights,
+            self.n_classes,
+            True,
+            g.query_bytes(),
+            ci_prob,
+            budget,
+        )
         if classes is None:
             classes = np.arange(self.n_classes)
         classes = np.asarray(classes)
         if classes.shape != (self.n_classes,):
-            raise ValueError(f"classes must hold {self.n_classes} labels, got shape {classes.shape}")
+            raise ValueError(
+                f"classes must hold {self.n_classes} labels, got shape {classes.shape}"
+            )
         out = _summary_dataset(mean, lower, upper, classes, ci_prob)
         out.attrs["method"] = f"KOREA ({estimate}), Yoon and Friel (2015)"
         return out
@@ -370,8 +413,19 @@ class Korea:
         return np.argmax(self.predict_proba(X_new, estimate=estimate), axis=1)
 
 
-def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prior=None,
-          beta_upper=20.0, class_weights=None, standardize=True, n_nodes=9) -> Korea:
+def korea(
+    X,
+    y,
+    *,
+    neighbours="symmetrised",
+    k_max=None,
+    beta_prior=None,
+    k_prior=None,
+    beta_upper=20.0,
+    class_weights=None,
+    standardize=True,
+    n_nodes=9,
+) -> Korea:
     """Approximate the pkNN posterior ``p(beta, k | y)`` by KOREA (Yoon and Friel 2015).
 
     Fast (no MCMC), deterministic, and built on the pseudo-likelihood: it approximates the
@@ -435,8 +489,9 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     if k_max is None:
         k_max = default_k_max(X.shape[0], K)
     if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or not 1 <= k_max <= K:
-        raise ValueError(f"k_max must be an integer in 1..{K} (the smallest class size), "
-                         f"got {k_max!r}")
+        raise ValueError(
+            f"k_max must be an integer in 1..{K} (the smallest class size), got {k_max!r}"
+        )
     beta_upper = check_positive(beta_upper, "beta_upper")
     if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)) or n_nodes < 1:
         raise ValueError(f"n_nodes must be a positive integer, got {n_nodes!r}")
@@ -447,8 +502,11 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     fields = _Fields(graph, y, a)
     for k in range(1, graph.k_max + 1):
         h, y_rows, weights = fields.next()
-        rows.append(_laplace(h, y_rows, weights, prior, beta_upper) if np.isfinite(log_pk[k - 1])
-                    else (np.nan, np.nan, np.nan, -np.inf, False))
+        rows.append(
+            _laplace(h, y_rows, weights, prior, beta_upper)
+            if np.isfinite(log_pk[k - 1])
+            else (np.nan, np.nan, np.nan, -np.inf, False)
+        )
     mode, mu, sd, log_ev, at_bound = (np.array(c) for c in zip(*rows))
     log_ev = log_ev + log_pk
     p_k = np.exp(log_ev - log_ev.max())
@@ -457,19 +515,31 @@ def korea(X, y, *, neighbours="symmetrised", k_max=None, beta_prior=None, k_prio
     warn_if_capped(float(p_k[-1]), graph.k_max, K, "korea")
     ok = np.isfinite(mu)
     mean_k, var_k = np.full(mu.shape, np.nan), np.full(mu.shape, np.nan)
-    mean_k[ok], var_k[ok] = truncnorm.stats(-mu[ok] / sd[ok], (beta_upper - mu[ok]) / sd[ok],
-                                            loc=mu[ok], scale=sd[ok])
+    mean_k[ok], var_k[ok] = truncnorm.stats(
+        -mu[ok] / sd[ok], (beta_upper - mu[ok]) / sd[ok], loc=mu[ok], scale=sd[ok]
+    )
     mean = float(np.sum(p_k[ok] * mean_k[ok]))
     var = float(np.sum(p_k[ok] * (var_k[ok] + (mean_k[ok] - mean) ** 2)))
     ks = np.arange(1, graph.k_max + 1)
     posterior = xr.Dataset(
-        {"p_k": ("k", p_k), "beta_mode": ("k", mode), "beta_mu": ("k", mu),
-         "beta_sd": ("k", sd), "beta_mean": ("k", mean_k), "log_evidence": ("k", log_ev),
-         "at_bound": ("k", at_bound)},
+        {
+            "p_k": ("k", p_k),
+            "beta_mode": ("k", mode),
+            "beta_mu": ("k", mu),
+            "beta_sd": ("k", sd),
+            "beta_mean": ("k", mean_k),
+            "log_evidence": ("k", log_ev),
+            "at_bound": ("k", at_bound),
+        },
         coords={"k": ks},
-        attrs={"method": "KOREA (Yoon and Friel 2015), Laplace on the pseudo-likelihood",
-               "neighbours": neighbours, "beta_prior": prior.name, "beta_upper": beta_upper,
-               "beta_mean": mean, "beta_sd": float(np.sqrt(var)),
-               "k_map": int(ks[np.argmax(p_k)])},
+        attrs={
+            "method": "KOREA (Yoon and Friel 2015), Laplace on the pseudo-likelihood",
+            "neighbours": neighbours,
+            "beta_prior": prior.name,
+            "beta_upper": beta_upper,
+            "beta_mean": mean,
+            "beta_sd": float(np.sqrt(var)),
+            "k_map": int(ks[np.argmax(p_k)]),
+        },
     )
     return Korea(graph, y, a, posterior, int(n_nodes))

@@ -149,8 +149,9 @@ def knn_predict(X_train, y_train, X_new, k, *, standardize: bool = True) -> np.n
     return _vote_all_k(neighbour_labels, G)[:, k - 1]
 
 
-def knn_error_rates(X_train, y_train, X_test, y_test, ks, *,
-                    standardize: bool = True) -> xr.DataArray:
+def knn_error_rates(
+    X_train, y_train, X_test, y_test, ks, *, standardize: bool = True
+) -> xr.DataArray:
     """Test misclassification rates of the ``k``-nearest-neighbour rule for several ``k``.
 
     Parameters
@@ -256,8 +257,9 @@ def loo_error_curve(X, y, k_max: int | None = None, *, standardize: bool = True)
     graph = KNNGraph(X, k_max=k_max, standardize=standardize)
     votes = _vote_all_k(np.ascontiguousarray(y[graph.neighbours]), G)
     n_errors = (votes != y[:, None]).sum(axis=0)
-    return _error_curve(np.arange(1, graph.k_max + 1), n_errors, y.size, "leave-one-out",
-                        standardize)
+    return _error_curve(
+        np.arange(1, graph.k_max + 1), n_errors, y.size, "leave-one-out", standardize
+    )
 
 
 def loo_choose_k(X, y, k_max: int | None = None, *, standardize: bool = True) -> int:
@@ -293,7 +295,8 @@ def _check_training(X, y):
 
 def _check_k(k, n: int, name: str = "k") -> int:
     is_number = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(
-        k, (bool, np.bool_))
+        k, (bool, np.bool_)
+    )
     if not (is_number and float(k).is_integer() and 1 <= k <= n):
         raise ValueError(
             f"{name} must be an integer in 1..{n} (the number of training points), got {k!r}"
@@ -328,7 +331,10 @@ def _error_curve(ks, n_errors, n_points, kind, standardize) -> xr.DataArray:
         dims="k",
         coords={"k": np.asarray(ks, dtype=np.int64), "n_errors": ("k", n_errors.astype(np.int64))},
         name="error_rate",
-        attrs={"description": f"{kind} misclassification rate of the k-nearest-neighbour vote",
-               "n_points": int(n_points), "standardize": int(bool(standardize)),
-               "tie_rule": TIE_RULE},
+        attrs={
+            "description": f"{kind} misclassification rate of the k-nearest-neighbour vote",
+            "n_points": int(n_points),
+            "standardize": int(bool(standardize)),
+            "tie_rule": TIE_RULE,
+        },
     )

@@ -145,5 +145,8 @@ def check_convergence(idata, var_names=None, *, warn: bool = True):
         warnings.warn(
             "the chains have not converged or mixed enough (" + "; ".join(problems) + f"; "
             f"{chains} chain(s)). Draw more (draws=, chains=), or look at the trace "
-            "(az.plot_trace) before trusting the results", ConvergenceWarning, stacklevel=2)
+            "(az.plot_trace) before trusting the results",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     return table

@@ -65,15 +65,17 @@ class PottsEnergy(Op):
         if z.shape != (self.term.n,):
             raise _changed_data(f"the labels have shape {z.shape}", self.term.n)
         if X and not self.term.graph.is_training(X[0]):
-            raise _changed_data("the covariates differ from those the graph was built on",
-                                self.term.n)
+            raise _changed_data(
+                "the covariates differ from those the graph was built on", self.term.n
+            )
         outputs[0][0] = np.asarray(self.term.energy(np.asarray(z, dtype=np.int64), theta.item()))
 
     def grad(self, inputs, output_grads):
         return [
             grad_undefined(self, 0, inputs[0], "labels are discrete"),
-            grad_not_implemented(self, 1, inputs[1],
-                                 "the Potts term's normalising constant is intractable"),
+            grad_not_implemented(
+                self, 1, inputs[1], "the Potts term's normalising constant is intractable"
+            ),
             *(grad_undefined(self, 2, x, "the graph is built from data") for x in inputs[2:]),
         ]
 
@@ -82,7 +84,8 @@ def _changed_data(what, n) -> ValueError:
     return ValueError(
         f"{what}, but the Potts term's graph was built on {n} training points: its data changed "
         "(pm.set_data) after the model was built. Use pm.set_data for prediction only "
-        "(pm.sample_posterior_predictive); to fit new data, build a new model")
+        "(pm.sample_posterior_predictive); to fit new data, build a new model"
+    )
 
 
 class PottsRV(RandomVariable):
@@ -127,8 +130,9 @@ class PottsRV(RandomVariable):
         fell_back = np.zeros(batch, dtype=bool)
         cftp_sweeps, sweeps = PREDICTIVE_CFTP_SWEEPS, PREDICTIVE_SWEEPS
         for idx in np.ndindex(*batch):
-            out[idx], fell_back[idx] = draw_labels(self.term, float(beta[idx]), theta[idx].item(),
-                                                   rng, cftp_sweeps, sweeps)
+            out[idx], fell_back[idx] = draw_labels(
+                self.term, float(beta[idx]), theta[idx].item(), rng, cftp_sweeps, sweeps
+            )
         if self.term.n_classes == 2:
             count_fallbacks(self.name, self.term, fell_back.size, beta[fell_back])
         return out
@@ -174,12 +178,14 @@ def data_value(value, name: str):
     if isinstance(value, Constant):
         return value.data
     roots = graph_inputs([value])
-    drawn = any(v.owner is not None and isinstance(v.owner.op, RandomVariable)
-                for v in ancestors([value]))
+    drawn = any(
+        v.owner is not None and isinstance(v.owner.op, RandomVariable) for v in ancestors([value])
+    )
     if drawn or not all(isinstance(r, (SharedVariable, Constant)) for r in roots):
         raise ValueError(
             f"{name} must be data (an array, or pm.Data), not an expression of the model's random "
-            "variables: the neighbour graph is built once, when the model is")
+            "variables: the neighbour graph is built once, when the model is"
+        )
     return value.eval()
 
 
@@ -241,14 +247,17 @@ def _observed_classes(observed, n, n_classes):
     G = n_classes if n_classes is not None else int(y.max()) + 1
     counts = np.bincount(y, minlength=G)
     if np.count_nonzero(counts) < 2:
-        raise ValueError("the observed labels hold a single class: classification needs at least two")
+        raise ValueError(
+            "the observed labels hold a single class: classification needs at least two"
+        )
     empty = np.flatnonzero(counts == 0)
     if n_classes is None and empty.size:
         raise ValueError(
             f"the observed labels {np.unique(y).tolist()} leave the classes {empty.tolist()} of "
             f"0..{G - 1} empty, and a Potts field would still give them probability: encode the "
             "labels as 0..G-1, `classes, y = np.unique(labels, return_inverse=True)`, or pass "
-            f"n_classes={G} if the empty classes are meant")
+            f"n_classes={G} if the empty classes are meant"
+        )
     return G
 
 
@@ -262,15 +271,18 @@ def _integer_k(k):
     raise ValueError(
         f"k must be an integer, got a {k.dtype} expression: the number of neighbours takes "
         "the values 1..k_max, and a continuous k would be rounded silently. Give it a discrete "
-        "prior, e.g. pm.DiscreteUniform('k', 1, pk.max_k(y))")
+        "prior, e.g. pm.DiscreteUniform('k', 1, pk.max_k(y))"
+    )
 
 
 def _check_constants(term, beta, theta):
     """A ``beta``, ``k`` or ``sigma`` given as a number must lie in its range now, not fail at
     ``pm.sample`` with advice about initial values."""
     if isinstance(beta, Constant) and not np.all(beta.data >= 0):
-        raise ValueError(f"beta must be >= 0 (and not NaN), got {beta.data}: the interaction "
-                         "parameter of a Potts field is non-negative")
+        raise ValueError(
+            f"beta must be >= 0 (and not NaN), got {beta.data}: the interaction "
+            "parameter of a Potts field is non-negative"
+        )
     if not isinstance(theta, Constant):
         return
     value = theta.data
@@ -351,15 +363,44 @@ class PottsKNN(_PottsDistribution):
     >>> idata = pm.sample(model=model, random_seed=1)  # doctest: +SKIP
     """
 
-    def __new__(cls, name, X, beta, k, *, neighbours="symmetrised", class_weights=None,
-                n_classes=None, k_max=None, standardize=True, beta_max=None, observed=None,
-                **kwargs):
+    def __new__(
+        cls,
+        name,
+        X,
+        beta,
+        k,
+        *,
+        neighbours="symmetrised",
+        class_weights=None,
+        n_classes=None,
+        k_max=None,
+        standardize=True,
+        beta_max=None,
+        observed=None,
+        **kwargs,
+    ):
         labels = data_value(observed, "observed")
-        term = cls._term(data_value(X, "X"), neighbours, class_weights, n_classes, k_max,
-                         standardize, labels, beta_max)
+        term = cls._term(
+            data_value(X, "X"),
+            neighbours,
+            class_weights,
+            n_classes,
+            k_max,
+            standardize,
+            labels,
+            beta_max,
+        )
         term.labels = _training_labels(labels)
-        return super().__new__(cls, name, beta, k, term=term, covariates=_symbolic(X),
-                               observed=_as_observed(observed), **kwargs)
+        return super().__new__(
+            cls,
+            name,
+            beta,
+            k,
+            term=term,
+            covariates=_symbolic(X),
+            observed=_as_observed(observed),
+            **kwargs,
+        )
 
     rv_type = PottsRV
     rv_op = classmethod(_rv_op)
@@ -438,18 +479,47 @@ class DistanceNN(_PottsDistribution):
     >>> idata = pm.sample(model=model, random_seed=1)  # doctest: +SKIP
     """
 
-    def __new__(cls, name, X, beta, sigma, *, kernel="gaussian", class_weights=None,
-                n_classes=None, standardize=True, beta_max=None, observed=None, drop_tol=None,
-                sigma_max=None, working_memory=None, **kwargs):
+    def __new__(
+        cls,
+        name,
+        X,
+        beta,
+        sigma,
+        *,
+        kernel="gaussian",
+        class_weights=None,
+        n_classes=None,
+        standardize=True,
+        beta_max=None,
+        observed=None,
+        drop_tol=None,
+        sigma_max=None,
+        working_memory=None,
+        **kwargs,
+    ):
         values, labels = data_value(X, "X"), data_value(observed, "observed")
         n = check_covariates(values).shape[0]
         G = _observed_classes(labels, n, n_classes)
-        graph = DistanceGraph(values, kernel=kernel, standardize=standardize, drop_tol=drop_tol,
-                              sigma_max=sigma_max, working_memory=working_memory)
+        graph = DistanceGraph(
+            values,
+            kernel=kernel,
+            standardize=standardize,
+            drop_tol=drop_tol,
+            sigma_max=sigma_max,
+            working_memory=working_memory,
+        )
         term = PottsTerm(graph, G, class_weights, beta_max)
         term.labels = _training_labels(labels)
-        return super().__new__(cls, name, beta, sigma, term=term, covariates=_symbolic(X),
-                               observed=_as_observed(observed), **kwargs)
+        return super().__new__(
+            cls,
+            name,
+            beta,
+            sigma,
+            term=term,
+            covariates=_symbolic(X),
+            observed=_as_observed(observed),
+            **kwargs,
+        )
 
     rv_type = PottsRV
     rv_op = classmethod(_rv_op)
@@ -485,8 +555,11 @@ def potts_terms(model) -> list:
     missing values, the observed part (which carries the term's log density). Each once:
     PyMC 5.28's ``sample_posterior_predictive`` appends the observed variables to
     ``model.observed_RVs`` again (its ``observed_vars += ...`` extends the model's own list)."""
-    return list(dict.fromkeys(rv for rv in model.basic_RVs
-                              if potts_node(rv) is not None and not _is_missing_part(rv)))
+    return list(
+        dict.fromkeys(
+            rv for rv in model.basic_RVs if potts_node(rv) is not None and not _is_missing_part(rv)
+        )
+    )
 
 
 def term_name(rv) -> str:

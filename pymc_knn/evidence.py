@@ -34,8 +34,13 @@ from .graphs import KNNGraph, NeighbourGraph
 from .normalising import graph_and_classes, quadrature_matrices
 from .terms import PottsTerm
 
-__all__ = ["Evidence", "compare_evidence", "grid_posterior", "log_evidence",
-           "path_sampling_posterior"]
+__all__ = [
+    "Evidence",
+    "compare_evidence",
+    "grid_posterior",
+    "log_evidence",
+    "path_sampling_posterior",
+]
 
 DEFAULT_REFINE = 8
 DEFAULT_REPLICATES = 200
@@ -63,21 +68,37 @@ _NEEDED = ("mean_energy", "mean_energy_mcse", "energy_var", "energy_var_mcse", "
 
 def _surface(log_z, graph) -> _Surface:
     if not isinstance(log_z, xr.DataArray) or any(c not in log_z.coords for c in _NEEDED):
-        raise ValueError("log_z must be the DataArray returned by pk.log_normaliser (with its "
-                         f"coordinates {list(_NEEDED)})")
+        raise ValueError(
+            "log_z must be the DataArray returned by pk.log_normaliser (with its "
+            f"coordinates {list(_NEEDED)})"
+        )
     p = graph.parameter
     if log_z.dims != (p, "beta"):
-        raise ValueError(f"log_z has dims {log_z.dims}, expected ({p!r}, 'beta'): was it "
-                         f"computed on a {type(graph).__name__}?")
+        raise ValueError(
+            f"log_z has dims {log_z.dims}, expected ({p!r}, 'beta'): was it "
+            f"computed on a {type(graph).__name__}?"
+        )
     if int(log_z.attrs.get("n_points", -1)) != graph.n_points:
-        raise ValueError(f"log_z was computed on {log_z.attrs.get('n_points')} points, the graph "
-                         f"has {graph.n_points}: compute it on this graph")
+        raise ValueError(
+            f"log_z was computed on {log_z.attrs.get('n_points')} points, the graph "
+            f"has {graph.n_points}: compute it on this graph"
+        )
     b = np.asarray(log_z["beta"], dtype=np.float64)
     G = int(log_z.attrs["n_classes"])
     vals = {c: np.asarray(log_z[c], dtype=np.float64) for c in _NEEDED}
-    return _Surface(b, np.asarray(log_z[p]), p, graph.n_points * np.log(G), vals["mean_energy"],
-                    vals["mean_energy_mcse"], vals["energy_var"], vals["energy_var_mcse"],
-                    vals["quad_error"], G, np.asarray(log_z.attrs["class_weights"], dtype=float))
+    return _Surface(
+        b,
+        np.asarray(log_z[p]),
+        p,
+        graph.n_points * np.log(G),
+        vals["mean_energy"],
+        vals["mean_energy_mcse"],
+        vals["energy_var"],
+        vals["energy_var_mcse"],
+        vals["quad_error"],
+        G,
+        np.asarray(log_z.attrs["class_weights"], dtype=float),
+    )
 
 
 def _fine_grid(betas, refine):
@@ -96,8 +117,12 @@ def _hermite(L, m, betas, idx, pos):
     """Cubic Hermite interpolant of ``L`` (values) with slopes ``m`` at the fine points."""
     h = np.diff(betas)[idx]
     s2, s3 = pos**2, pos**3
-    return ((2 * s3 - 3 * s2 + 1) * L[..., idx] + (s3 - 2 * s2 + pos) * h * m[..., idx]
-            + (3 * s2 - 2 * s3) * L[..., idx + 1] + (s3 - s2) * h * m[..., idx + 1])
+    return (
+        (2 * s3 - 3 * s2 + 1) * L[..., idx]
+        + (s3 - 2 * s2 + pos) * h * m[..., idx]
+        + (3 * s2 - 2 * s3) * L[..., idx + 1]
+        + (s3 - s2) * h * m[..., idx + 1]
+    )
 
 
 def _trapezoid_weights(x):
@@ -114,8 +139,10 @@ def _log_prior(prior, x, name) -> np.ndarray:
     if prior is None:
         return np.zeros(x.shape)
     if not callable(prior):
-        raise ValueError(f"{name} must be a callable giving the log prior density (or mass) at "
-                         f"an array of values, or None for uniform on the grid; got {prior!r}")
+        raise ValueError(
+            f"{name} must be a callable giving the log prior density (or mass) at "
+            f"an array of values, or None for uniform on the grid; got {prior!r}"
+        )
     out = np.broadcast_to(np.asarray(prior(x), dtype=np.float64), x.shape).copy()
     if np.any(np.isnan(out)) or np.any(out == np.inf):
         raise ValueError(f"{name} gave NaN or +inf on the grid")
@@ -145,12 +172,15 @@ def _problem(graph_or_term, y, log_z, beta_prior, theta_prior, refine) -> _Probl
     if isinstance(graph_or_term, PottsTerm):
         graph = graph_or_term.graph
     else:  # the classes come from log_z
-        graph, _, _ = graph_and_classes(graph_or_term, int(log_z.attrs.get("n_classes", 2))
-                                        if isinstance(log_z, xr.DataArray) else 2, None)
+        graph, _, _ = graph_and_classes(
+            graph_or_term,
+            int(log_z.attrs.get("n_classes", 2)) if isinstance(log_z, xr.DataArray) else 2,
+            None,
+        )
     surf = _surface(log_z, graph)
     if isinstance(graph_or_term, PottsTerm) and (
-            graph_or_term.n_classes != surf.G
-            or not np.array_equal(graph_or_term.class_weights, surf.a)):
+        graph_or_term.n_classes != surf.G or not np.array_equal(graph_or_term.class_weights, surf.a)
+    ):
         raise ValueError("log_z was computed with other classes or class weights than the term's")
     y = check_labels(y, graph.n_points, surf.G)
     if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 1:
@@ -159,8 +189,11 @@ def _problem(graph_or_term, y, log_z, beta_prior, theta_prior, refine) -> _Probl
     lp_b = _log_prior(beta_prior, fine, "beta_prior")
     lp_t = _log_prior(theta_prior, surf.thetas, "theta_prior")
     wb = _trapezoid_weights(fine)
-    wt = np.ones(surf.thetas.size) if surf.parameter == "k" else _trapezoid_weights(
-        surf.thetas.astype(float))
+    wt = (
+        np.ones(surf.thetas.size)
+        if surf.parameter == "k"
+        else _trapezoid_weights(surf.thetas.astype(float))
+    )
     with np.errstate(divide="ignore"):
         lp_b = lp_b - logsumexp(lp_b, b=wb)
         lp_t = lp_t - logsumexp(lp_t, b=wt)
@@ -180,9 +213,15 @@ def _log_joint(prob: _Problem, log_z_nodes, mean):
 # ---------------------------------------------------------------------------- public
 
 
-def grid_posterior(graph_or_term, y, log_z, *, beta_prior: Callable | None = None,
-                   theta_prior: Callable | None = None,
-                   refine: int = DEFAULT_REFINE) -> xr.Dataset:
+def grid_posterior(
+    graph_or_term,
+    y,
+    log_z,
+    *,
+    beta_prior: Callable | None = None,
+    theta_prior: Callable | None = None,
+    refine: int = DEFAULT_REFINE,
+) -> xr.Dataset:
     """The path-sampling posterior of ``(beta, k)`` or ``(beta, sigma)`` on a grid.
 
     ``p(beta, theta | y) ∝ pi(beta) pi(theta) exp(beta E_theta(y)) / Z(beta, theta)`` with
@@ -250,14 +289,21 @@ def grid_posterior(graph_or_term, y, log_z, *, beta_prior: Callable | None = Non
     log_ev = logsumexp(joint)
     mass = np.exp(joint - log_ev)
     with np.errstate(divide="ignore"):
-        quad = _trapezoid_weights(prob.fine)[None, :] * (
-            np.ones(prob.surface.thetas.size) if prob.surface.parameter == "k"
-            else _trapezoid_weights(prob.surface.thetas.astype(float)))[:, None]
+        quad = (
+            _trapezoid_weights(prob.fine)[None, :]
+            * (
+                np.ones(prob.surface.thetas.size)
+                if prob.surface.parameter == "k"
+                else _trapezoid_weights(prob.surface.thetas.astype(float))
+            )[:, None]
+        )
         log_density = joint - log_ev - np.log(quad)
     p = prob.surface.parameter
-    return xr.Dataset({"log_density": ((p, "beta"), log_density), "mass": ((p, "beta"), mass)},
-                      coords={p: prob.surface.thetas, "beta": prob.fine},
-                      attrs={"log_evidence": float(log_ev), "refine": int(refine)})
+    return xr.Dataset(
+        {"log_density": ((p, "beta"), log_density), "mass": ((p, "beta"), mass)},
+        coords={p: prob.surface.thetas, "beta": prob.fine},
+        attrs={"log_evidence": float(log_ev), "refine": int(refine)},
+    )
 
 
 def _linear_draw(pa, pb, u):
@@ -268,10 +314,19 @@ def _linear_draw(pa, pb, u):
     return np.where(np.abs(d) <= 1e-12 * np.maximum(pa, pb), u, np.clip(x, 0.0, 1.0))
 
 
-def path_sampling_posterior(graph_or_term, y, log_z, *, beta_prior: Callable | None = None,
-                            theta_prior: Callable | None = None, draws: int = 1000,
-                            chains: int = 4, refine: int = DEFAULT_REFINE, var_name: str = "y",
-                            random_seed=None):
+def path_sampling_posterior(
+    graph_or_term,
+    y,
+    log_z,
+    *,
+    beta_prior: Callable | None = None,
+    theta_prior: Callable | None = None,
+    draws: int = 1000,
+    chains: int = 4,
+    refine: int = DEFAULT_REFINE,
+    var_name: str = "y",
+    random_seed=None,
+):
     """Independent draws from the path-sampling posterior, as InferenceData.
 
     The posterior of :func:`grid_posterior`: ``(theta, beta-cell)`` is drawn by its mass, then
@@ -370,21 +425,37 @@ def path_sampling_posterior(graph_or_term, y, log_z, *, beta_prior: Callable | N
     beta = prob.fine[c_i] + frac * h[c_i]
     theta = s.thetas[t_i]
     shape = (int(chains), int(draws))
-    term = (graph_or_term if isinstance(graph_or_term, PottsTerm)
-            else PottsTerm(prob.graph, s.G, s.a))
-    spec = {**term.spec(), "beta": {"name": "beta"}, "theta": {"name": s.parameter},
-            "missing_labels": []}
+    term = (
+        graph_or_term if isinstance(graph_or_term, PottsTerm) else PottsTerm(prob.graph, s.G, s.a)
+    )
+    spec = {
+        **term.spec(),
+        "beta": {"name": "beta"},
+        "theta": {"name": s.parameter},
+        "missing_labels": [],
+    }
     X = term.graph.X_input
     posterior = xr.Dataset(
-        {"beta": (("chain", "draw"), beta.reshape(shape)),
-         s.parameter: (("chain", "draw"), theta.reshape(shape))},
+        {
+            "beta": (("chain", "draw"), beta.reshape(shape)),
+            s.parameter: (("chain", "draw"), theta.reshape(shape)),
+        },
         coords={"chain": np.arange(shape[0]), "draw": np.arange(shape[1])},
-        attrs={"log_evidence": float(log_ev), "refine": int(refine),
-               "method": "path sampling (Cucala et al. 2009, section 3.3): independent draws "
-                         "from the grid posterior"})
+        attrs={
+            "log_evidence": float(log_ev),
+            "refine": int(refine),
+            "method": "path sampling (Cucala et al. 2009, section 3.3): independent draws "
+            "from the grid posterior",
+        },
+    )
     observed = xr.Dataset({var_name: ((f"{var_name}_dim_0",), prob.y)})
-    constant = xr.Dataset({covariates_name(var_name): xr.DataArray(
-        X, dims=(f"{var_name}_dim_0", f"{var_name}_feature"), attrs={ATTR: json.dumps(spec)})})
+    constant = xr.Dataset(
+        {
+            covariates_name(var_name): xr.DataArray(
+                X, dims=(f"{var_name}_dim_0", f"{var_name}_feature"), attrs={ATTR: json.dumps(spec)}
+            )
+        }
+    )
     return az.InferenceData(posterior=posterior, observed_data=observed, constant_data=constant)
 
 
@@ -442,9 +513,17 @@ class Evidence(NamedTuple):
     labels: str
 
 
-def log_evidence(graph_or_term, y, log_z, *, beta_prior: Callable | None = None,
-                 theta_prior: Callable | None = None, refine: int = DEFAULT_REFINE,
-                 replicates: int = DEFAULT_REPLICATES, random_seed=None) -> Evidence:
+def log_evidence(
+    graph_or_term,
+    y,
+    log_z,
+    *,
+    beta_prior: Callable | None = None,
+    theta_prior: Callable | None = None,
+    refine: int = DEFAULT_REFINE,
+    replicates: int = DEFAULT_REPLICATES,
+    random_seed=None,
+) -> Evidence:
     """The model evidence ``log p(y) = log sum_theta int pi(beta, theta) q(y|beta, theta) /
     Z(beta, theta) dbeta``, with its Monte Carlo error.
 
@@ -496,8 +575,11 @@ def log_evidence(graph_or_term, y, log_z, *, beta_prior: Callable | None = None,
     >>> bool(ev.mcse < 0.5)
     True
     """
-    if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) \
-            or replicates < 2:
+    if (
+        isinstance(replicates, bool)
+        or not isinstance(replicates, (int, np.integer))
+        or replicates < 2
+    ):
         raise ValueError(f"replicates must be an integer >= 2, got {replicates!r}")
     prob = _problem(graph_or_term, y, log_z, beta_prior, theta_prior, refine)
     s = prob.surface
@@ -580,13 +662,18 @@ def compare_evidence(models: Mapping, *, prior_probs: Mapping | None = None) -> 
         elif isinstance(ev, (tuple, list)) and len(ev) == 2:
             rows[name] = (float(ev[0]), float(ev[1]), np.nan)
         else:
-            raise ValueError(f"models[{name!r}] must be an Evidence from pk.log_evidence, got "
-                             f"{type(ev).__name__}")
+            raise ValueError(
+                f"models[{name!r}] must be an Evidence from pk.log_evidence, got "
+                f"{type(ev).__name__}"
+            )
     if len(labels) > 1:
-        raise ValueError("the models were fitted to different labels: evidences compare models "
-                         "of the same data only")
-    df = pd.DataFrame.from_dict(rows, orient="index", columns=["log_evidence", "mcse",
-                                                              "quad_error"])
+        raise ValueError(
+            "the models were fitted to different labels: evidences compare models "
+            "of the same data only"
+        )
+    df = pd.DataFrame.from_dict(
+        rows, orient="index", columns=["log_evidence", "mcse", "quad_error"]
+    )
     if not np.all(np.isfinite(df["log_evidence"])):
         raise ValueError("every log_evidence must be finite")
     df = df.sort_values("log_evidence", ascending=False)

@@ -37,16 +37,33 @@ from typing import NamedTuple
 import numpy as np
 
 from ._search import ALGORITHMS, REVERSE_CAP, NeighbourSearch
-from ._validation import (check_covariates, check_flag, check_labels, check_labels_and_weights,
-                          check_positive, working_memory_bytes)
+from ._validation import (
+    check_covariates,
+    check_flag,
+    check_labels,
+    check_labels_and_weights,
+    check_positive,
+    working_memory_bytes,
+)
 from .kernels import energy as _energy
 from .kernels import knn_energy_all_k
 from .kernels import structure as _s
 from .kernels.search import reverse_ranks_sorted
 
-__all__ = ["Coupling", "DistanceGraph", "KNNGraph", "NeighbourGraph", "KNNQuery",
-           "DEFAULT_K_MAX_CAP", "UNCAPPED_N", "default_k_max", "knn_graph_bytes",
-           "DEFAULT_DROP_TOL", "default_drop_tol", "dnn_table_bytes"]
+__all__ = [
+    "Coupling",
+    "DistanceGraph",
+    "KNNGraph",
+    "NeighbourGraph",
+    "KNNQuery",
+    "DEFAULT_K_MAX_CAP",
+    "UNCAPPED_N",
+    "default_k_max",
+    "knn_graph_bytes",
+    "DEFAULT_DROP_TOL",
+    "default_drop_tol",
+    "dnn_table_bytes",
+]
 
 DEFAULT_K_MAX_CAP = 100
 """Largest default ``k_max`` for more than :data:`UNCAPPED_N` points.
@@ -81,7 +98,9 @@ def warn_if_capped(p_top: float, k_max: int, largest: int, who: str) -> bool:
         f"{who}: the posterior of k puts {p_top:.2f} of its mass on k_max = {k_max}, below the "
         f"largest k allowed ({largest}, the smallest class size): the cap cuts the posterior. "
         f"Pass a larger k_max= (up to {largest}; the neighbour table takes 24 n k_max bytes)",
-        UserWarning, stacklevel=3)
+        UserWarning,
+        stacklevel=3,
+    )
     return True
 
 
@@ -132,7 +151,8 @@ def check_graph_memory(n: int, k_max: int, working_memory=None) -> None:
             f"per point and neighbour), over the working_memory budget of {budget / 2**20:g} MiB. "
             f"Lower k_max (posteriors of k rarely pass 60; default cap {DEFAULT_K_MAX_CAP}), or "
             "raise the budget: working_memory= (MiB), or "
-            "sklearn.config_context(working_memory=...)")
+            "sklearn.config_context(working_memory=...)"
+        )
 
 
 class Coupling(NamedTuple):
@@ -231,7 +251,8 @@ def _check_magnitude(X):
         raise ValueError(
             f"the covariates reach a magnitude of {top:.3g}: their squared distances would "
             f"{'overflow to inf' if top > 1 else 'underflow to 0'} in float64, and every "
-            "distance would tie. Rescale them, or keep standardize=True")
+            "distance would tie. Rescale them, or keep standardize=True"
+        )
 
 
 class NeighbourGraph:
@@ -271,7 +292,8 @@ class NeighbourGraph:
         if top > SAFE_MAGNITUDE:
             raise ValueError(
                 f"X_new lies {top:.3g} training scales from the training points: its squared "
-                "distances to them would overflow to inf in float64, and every distance would tie")
+                "distances to them would overflow to inf in float64, and every distance would tie"
+            )
         return Z
 
     def is_training(self, X) -> bool:
@@ -339,8 +361,11 @@ class KNNQuery(NamedTuple):
     def without_reverse(self) -> KNNQuery:
         """The same neighbours and no reverse neighbourhoods (the asymmetric neighbourhood)."""
         empty = np.zeros(0, dtype=np.int64)
-        return self._replace(enter_indptr=np.zeros(self.neighbours.shape[0] + 1, dtype=np.int64),
-                             enter_index=empty, enter_k=empty)
+        return self._replace(
+            enter_indptr=np.zeros(self.neighbours.shape[0] + 1, dtype=np.int64),
+            enter_index=empty,
+            enter_k=empty,
+        )
 
 
 KNN_KINDS = ("symmetrised", "equal", "asymmetric")
@@ -422,8 +447,15 @@ class KNNGraph(NeighbourGraph):
 
     parameter = "k"
 
-    def __init__(self, X, k_max: int | None = None, neighbours: str = "symmetrised",
-                 standardize: bool = True, algorithm: str = "exact", working_memory=None):
+    def __init__(
+        self,
+        X,
+        k_max: int | None = None,
+        neighbours: str = "symmetrised",
+        standardize: bool = True,
+        algorithm: str = "exact",
+        working_memory=None,
+    ):
         super().__init__(X, standardize)
         if neighbours not in KNN_KINDS:
             raise ValueError(f"neighbours must be one of {KNN_KINDS}, got {neighbours!r}")
@@ -432,7 +464,11 @@ class KNNGraph(NeighbourGraph):
         n = self.n_points
         if k_max is None:
             k_max = default_k_max(n)
-        if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or not 1 <= k_max <= n - 1:
+        if (
+            isinstance(k_max, bool)
+            or not isinstance(k_max, (int, np.integer))
+            or not 1 <= k_max <= n - 1
+        ):
             raise ValueError(
                 f"k_max must be an integer in 1..n-1 = 1..{n - 1} for {n} points, got {k_max!r}"
             )
@@ -530,12 +566,16 @@ def dnn_table_bytes(n: int, width: int) -> int:
 def _check_drop_tol(drop_tol, n) -> float:
     if drop_tol is None:
         return default_drop_tol(n)
-    ok = (isinstance(drop_tol, (int, float, np.integer, np.floating))
-          and not isinstance(drop_tol, bool) and 0.0 <= drop_tol < 1.0)
+    ok = (
+        isinstance(drop_tol, (int, float, np.integer, np.floating))
+        and not isinstance(drop_tol, bool)
+        and 0.0 <= drop_tol < 1.0
+    )
     if not ok:
         raise ValueError(
             f"drop_tol must be a number in [0, 1) (the largest share of a point's weight the "
-            f"d-nn table may leave out; 0 keeps every pair), got {drop_tol!r}")
+            f"d-nn table may leave out; 0 keeps every pair), got {drop_tol!r}"
+        )
     return float(drop_tol)
 
 
@@ -614,9 +654,17 @@ class DistanceGraph(NeighbourGraph):
 
     parameter = "sigma"
 
-    def __init__(self, X, kernel: str = "gaussian", standardize: bool = True,
-                 epsilon: float = 1e-10, drop_tol=None, sigma_max=None,
-                 algorithm: str = "exact", working_memory=None):
+    def __init__(
+        self,
+        X,
+        kernel: str = "gaussian",
+        standardize: bool = True,
+        epsilon: float = 1e-10,
+        drop_tol=None,
+        sigma_max=None,
+        algorithm: str = "exact",
+        working_memory=None,
+    ):
         super().__init__(X, standardize)
         if kernel not in DNN_KERNELS:
             raise ValueError(f"kernel must be one of {tuple(DNN_KERNELS)}, got {kernel!r}")
@@ -650,8 +698,10 @@ class DistanceGraph(NeighbourGraph):
         return self.sorted_rows()[0].shape[1] if self.sparse else self.n_points - 1
 
     def _build(self, width: int, sigma=None):
-        need, budget = dnn_table_bytes(self.n_points, width), working_memory_bytes(
-            self.working_memory)
+        need, budget = (
+            dnn_table_bytes(self.n_points, width),
+            working_memory_bytes(self.working_memory),
+        )
         if need > budget:
             at = "" if sigma is None else f" to cover sigma = {sigma:.4g}"
             raise ValueError(
@@ -660,7 +710,8 @@ class DistanceGraph(NeighbourGraph):
                 f"{need:,} bytes ({need / 2**20:,.0f} MiB), over the working_memory budget of "
                 f"{budget / 2**20:g} MiB. Lower the prior's upper bound on sigma (for the "
                 "exponential kernel raise its lower bound), raise drop_tol, or raise the budget: "
-                "working_memory= (MiB)")
+                "working_memory= (MiB)"
+            )
         nb, sq = self._search.graph(width)
         self._rows = (nb.astype(np.int32), sq)
         self._shells, self._shell_step, self._shell_sigma = _s.NO_SHELLS, 0.0, np.nan
@@ -695,8 +746,16 @@ class DistanceGraph(NeighbourGraph):
         if not self.sparse:
             return 0.0
         sq = self.sorted_rows()[1]
-        return float(_s.dnn_table_share_bound(sq, float(sigma), DNN_KERNELS[self.kernel],
-                                              self.epsilon, self.n_points - 1, *self.shells))
+        return float(
+            _s.dnn_table_share_bound(
+                sq,
+                float(sigma),
+                DNN_KERNELS[self.kernel],
+                self.epsilon,
+                self.n_points - 1,
+                *self.shells,
+            )
+        )
 
     def sigma_cover(self) -> float:
         """The ``sigma`` up to which (exponential kernel: from which) the table drops at most
@@ -751,9 +810,14 @@ class DistanceGraph(NeighbourGraph):
                 continue
             width = 2 * self.width
             if self.kernel != "ball":
-                need = _s.dnn_table_width_needed(self.sorted_rows()[1], float(sigma),
-                                                 DNN_KERNELS[self.kernel], self.epsilon,
-                                                 self.drop_tol, *self.shells)
+                need = _s.dnn_table_width_needed(
+                    self.sorted_rows()[1],
+                    float(sigma),
+                    DNN_KERNELS[self.kernel],
+                    self.epsilon,
+                    self.drop_tol,
+                    *self.shells,
+                )
                 width = need if need > self.width else width
             width = min(n_others, width)
             if not strict:
@@ -793,8 +857,7 @@ class DistanceGraph(NeighbourGraph):
         """The row-normalised weight matrix ``W`` at ``sigma`` (zero diagonal; dense)."""
         sigma = check_positive(sigma, "sigma")
         if not self.sparse:
-            return _s.dnn_weights(self.sq_distances, sigma, DNN_KERNELS[self.kernel],
-                                  self.epsilon)
+            return _s.dnn_weights(self.sq_distances, sigma, DNN_KERNELS[self.kernel], self.epsilon)
         c = self.coupling(sigma)
         W = np.zeros((self.n_points, self.n_points))
         np.add.at(W, (c.src, c.dst), c.weight)
@@ -820,8 +883,9 @@ class DistanceGraph(NeighbourGraph):
         K = DNN_KERNELS[self.kernel]
         if not self.sparse:
             R, S = _p.dnn_row_sums(self.sq_distances, sigmas, K, self.epsilon)
-            return _p.dnn_strengths(self.squared_distances_to(X_new), y, sigmas, R, S, K,
-                                    self.epsilon, class_weights)
+            return _p.dnn_strengths(
+                self.squared_distances_to(X_new), y, sigmas, R, S, K, self.epsilon, class_weights
+            )
         order, sq = self.sorted_rows()
         R, S = _p.dnn_table_row_sums(sq, sigmas, K, self.epsilon, self.n_points - 1)
         Z = np.ascontiguousarray(self.transform(X_new))
@@ -834,8 +898,21 @@ class DistanceGraph(NeighbourGraph):
             indptr, index, _ = self._search.reverse(Z, sq)
         rev_sq = _p.pair_sq(Z, self.X, indptr, index)
         floor_mode = K == _s.BALL and self.width < self.n_points - 1
-        return _p.dnn_table_strengths(nb, sq_nb, indptr, index, rev_sq, y, sigmas, R, S, K,
-                                      self.epsilon, class_weights, floor_mode)
+        return _p.dnn_table_strengths(
+            nb,
+            sq_nb,
+            indptr,
+            index,
+            rev_sq,
+            y,
+            sigmas,
+            R,
+            S,
+            K,
+            self.epsilon,
+            class_weights,
+            floor_mode,
+        )
 
     def coupling_bound(self, sigma):
         """``(running sums C, floor, dropped)`` of the kept rows at ``sigma``
@@ -845,8 +922,20 @@ class DistanceGraph(NeighbourGraph):
         order, sq = self.sorted_rows()
         C, floor, bound = np.empty(sq.shape), np.empty(self.n_points), np.zeros(1)
         y = np.zeros(self.n_points, dtype=np.int64)
-        _s.dnn_table_cumulative(sq, order, sigma, DNN_KERNELS[self.kernel], self.epsilon, C, y,
-                                np.ones(1), self.n_points - 1, floor, bound, *self.shells)
+        _s.dnn_table_cumulative(
+            sq,
+            order,
+            sigma,
+            DNN_KERNELS[self.kernel],
+            self.epsilon,
+            C,
+            y,
+            np.ones(1),
+            self.n_points - 1,
+            floor,
+            bound,
+            *self.shells,
+        )
         return C, floor, float(bound[0])
 
     def coupling(self, sigma) -> Coupling:

@@ -47,19 +47,27 @@ def graph_and_classes(graph_or_term, n_classes, class_weights):
     if isinstance(graph_or_term, PottsTerm):
         G, a = graph_or_term.n_classes, graph_or_term.class_weights
         if n_classes is not None and check_n_classes(n_classes) != G:
-            raise ValueError(f"n_classes={n_classes!r} differs from the term's {G} classes: "
-                             "leave it out when passing a PottsTerm")
+            raise ValueError(
+                f"n_classes={n_classes!r} differs from the term's {G} classes: "
+                "leave it out when passing a PottsTerm"
+            )
         if class_weights is not None and not np.array_equal(
-                check_class_weights(class_weights, G), a):
-            raise ValueError("class_weights differ from the term's: leave them out when passing "
-                             "a PottsTerm")
+            check_class_weights(class_weights, G), a
+        ):
+            raise ValueError(
+                "class_weights differ from the term's: leave them out when passing a PottsTerm"
+            )
         return graph_or_term.graph, G, a
     if not isinstance(graph_or_term, NeighbourGraph):
-        raise TypeError("graph_or_term must be a KNNGraph, DistanceGraph or PottsTerm, got "
-                        f"{type(graph_or_term).__name__}")
+        raise TypeError(
+            "graph_or_term must be a KNNGraph, DistanceGraph or PottsTerm, got "
+            f"{type(graph_or_term).__name__}"
+        )
     if isinstance(graph_or_term, KNNGraph) and graph_or_term.kind == "asymmetric":
-        raise ValueError("the asymmetric (Holmes-Adams) neighbourhood has no joint model and no "
-                         "normalising constant: use neighbours='symmetrised' or 'equal'")
+        raise ValueError(
+            "the asymmetric (Holmes-Adams) neighbourhood has no joint model and no "
+            "normalising constant: use neighbours='symmetrised' or 'equal'"
+        )
     if n_classes is None:
         raise ValueError("give n_classes (G >= 2) with a graph, or pass a PottsTerm")
     G = check_n_classes(n_classes)
@@ -70,8 +78,10 @@ def check_beta_grid(betas) -> np.ndarray:
     """A strictly increasing grid of finite ``beta >= 0``, with ``0`` prepended if missing."""
     b = np.asarray(betas, dtype=np.float64)
     if b.ndim != 1 or b.size == 0:
-        raise ValueError(f"betas must be a non-empty 1-D grid, e.g. np.arange(0, 4.05, 0.05); "
-                         f"got shape {b.shape}")
+        raise ValueError(
+            f"betas must be a non-empty 1-D grid, e.g. np.arange(0, 4.05, 0.05); "
+            f"got shape {b.shape}"
+        )
     if not np.all(np.isfinite(b)) or b.min() < 0:
         raise ValueError(f"betas must be finite and >= 0, got min {b.min()!r}, max {b.max()!r}")
     if np.any(np.diff(b) <= 0):
@@ -154,16 +164,27 @@ def _cache_key(betas, thetas, G, a, sweeps, burn, random_seed):
     digest = hashlib.sha1()
     for arr in (betas, thetas.astype(np.float64), a):
         digest.update(np.ascontiguousarray(arr).tobytes())
-    return (digest.hexdigest(), G, sweeps, burn,
-            None if random_seed is None else int(random_seed))
+    return (digest.hexdigest(), G, sweeps, burn, None if random_seed is None else int(random_seed))
 
 
 def _progress(progressbar: bool):
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TimeRemainingColumn(), disable=not progressbar)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=not progressbar,
+    )
 
 
 def _warn_hysteresis(gap, mcse, thetas, betas, parameter) -> None:
@@ -179,12 +200,25 @@ def _warn_hysteresis(gap, mcse, thetas, betas, parameter) -> None:
         "times their Monte Carlo error): an abrupt ordering transition, which a chain crosses "
         "late in either direction. log Z (their average) is then off by up to half the gap (the "
         "`hysteresis` coordinate), which `mcse` does not include: raise burn and sweeps, or "
-        "refine the beta grid near the transition", UserWarning, stacklevel=3)
+        "refine the beta grid near the transition",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
-def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None = None,
-                   class_weights=None, sweeps: int = 400, burn: int = 100, random_seed=None,
-                   progressbar: bool = True, cache: bool = True) -> xr.DataArray:
+def log_normaliser(
+    graph_or_term,
+    betas,
+    thetas=None,
+    *,
+    n_classes: int | None = None,
+    class_weights=None,
+    sweeps: int = 400,
+    burn: int = 100,
+    random_seed=None,
+    progressbar: bool = True,
+    cache: bool = True,
+) -> xr.DataArray:
     """``log Z(beta, theta)`` on a grid by path sampling (Cucala et al. 2009, section 3.3).
 
     ``log Z(beta, theta) = n log G + int_0^beta E_u[E(z)] du`` (``Z(0, theta) = G^n`` whatever
@@ -312,13 +346,14 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
             if c.floor is not None:
                 raise ValueError(
                     "log_normaliser does not carry the ball kernel's floor weight of a kept "
-                    "d-nn table: build the DistanceGraph with drop_tol=0 (the dense model)")
+                    "d-nn table: build the DistanceGraph with drop_tol=0 (the dense model)"
+                )
             path = (c.src, c.dst, c.weight, c.uniform_weight)
-            up[:, i] = energy_path(*path, rng.integers(0, G, n), b, a, burn, sweeps, N_BATCHES,
-                                   rng)
+            up[:, i] = energy_path(*path, rng.integers(0, G, n), b, a, burn, sweeps, N_BATCHES, rng)
             ordered = np.full(n, int(np.argmax(a)), dtype=np.int64)
-            down[:, i] = np.array(energy_path(*path, ordered, b[::-1].copy(), a, burn, sweeps,
-                                              N_BATCHES, rng))[:, ::-1]
+            down[:, i] = np.array(
+                energy_path(*path, ordered, b[::-1].copy(), a, burn, sweeps, N_BATCHES, rng)
+            )[:, ::-1]
             bar.update(task, advance=1)
     mean, var = (up[0] + down[0]) / 2, (up[2] + down[2]) / 2
     mean_se, var_se = np.hypot(up[1], down[1]) / 2, np.hypot(up[3], down[3]) / 2
@@ -329,17 +364,32 @@ def log_normaliser(graph_or_term, betas, thetas=None, *, n_classes: int | None =
     _warn_hysteresis(gap, mcse, t, b, graph.parameter)
     dims = (graph.parameter, "beta")
     out = xr.DataArray(
-        log_z, dims=dims, name="log_z",
-        coords={"beta": b, graph.parameter: t, "mcse": (dims, mcse), "quad_error": (dims, quad),
-                "hysteresis": (dims, gap / 2),
-                "mean_energy": (dims, mean), "mean_energy_mcse": (dims, mean_se),
-                "energy_var": (dims, var), "energy_var_mcse": (dims, var_se)},
-        attrs={"n_points": n, "n_classes": G, "class_weights": a.copy(),
-               "parameter": graph.parameter, "sweeps": sweeps, "burn": burn,
-               "n_batches": N_BATCHES,
-               "method": "path sampling: Swendsen-Wang mean energy of two chains warm-started "
-                         "up and down the beta grid; trapezoid rule with Euler-Maclaurin end "
-                         "correction"},
+        log_z,
+        dims=dims,
+        name="log_z",
+        coords={
+            "beta": b,
+            graph.parameter: t,
+            "mcse": (dims, mcse),
+            "quad_error": (dims, quad),
+            "hysteresis": (dims, gap / 2),
+            "mean_energy": (dims, mean),
+            "mean_energy_mcse": (dims, mean_se),
+            "energy_var": (dims, var),
+            "energy_var_mcse": (dims, var_se),
+        },
+        attrs={
+            "n_points": n,
+            "n_classes": G,
+            "class_weights": a.copy(),
+            "parameter": graph.parameter,
+            "sweeps": sweeps,
+            "burn": burn,
+            "n_batches": N_BATCHES,
+            "method": "path sampling: Swendsen-Wang mean energy of two chains warm-started "
+            "up and down the beta grid; trapezoid rule with Euler-Maclaurin end "
+            "correction",
+        },
     )
     if key is not None:
         store[key] = out

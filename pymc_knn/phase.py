@@ -113,8 +113,15 @@ def _batch_means_se(trace: np.ndarray, n_batches: int = N_BATCHES) -> float:
     return float(means.std(ddof=1) / np.sqrt(n_batches))
 
 
-def _energy_trace(coupling: Coupling, beta: float, G: int, a: np.ndarray, sweeps: int,
-                  burn: int, rng: np.random.Generator) -> np.ndarray:
+def _energy_trace(
+    coupling: Coupling,
+    beta: float,
+    G: int,
+    a: np.ndarray,
+    sweeps: int,
+    burn: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """``E(z)`` after each of ``sweeps`` Swendsen-Wang sweeps, after ``burn`` from random labels."""
     z = rng.integers(0, G, coupling.n)
     z = swendsen_wang(coupling, beta, z, G, rng, sweeps=burn, class_weights=a)
@@ -125,8 +132,9 @@ def _energy_trace(coupling: Coupling, beta: float, G: int, a: np.ndarray, sweeps
     return trace
 
 
-def _curve_points(coupling, betas, G, a, sweeps, burn, rng,
-                  progressbar=False, description="mean energy") -> Iterator[tuple[float, float]]:
+def _curve_points(
+    coupling, betas, G, a, sweeps, burn, rng, progressbar=False, description="mean energy"
+) -> Iterator[tuple[float, float]]:
     """``(E_beta[E(z)] / E_max, its Monte Carlo standard error)`` for each beta, lazily."""
     e_max = float(a.max() * coupling.weight.sum())
     for beta in progress(betas, len(betas), description, progressbar):
@@ -134,9 +142,18 @@ def _curve_points(coupling, betas, G, a, sweeps, burn, rng,
         yield float(trace.mean()), _batch_means_se(trace)
 
 
-def mean_energy_curve(graph: NeighbourGraph, theta, betas, *, n_classes: int = 2,
-                      class_weights=None, sweeps: int = 300, burn: int = 50,
-                      random_seed=None, progressbar: bool = True) -> xr.DataArray:
+def mean_energy_curve(
+    graph: NeighbourGraph,
+    theta,
+    betas,
+    *,
+    n_classes: int = 2,
+    class_weights=None,
+    sweeps: int = 300,
+    burn: int = 50,
+    random_seed=None,
+    progressbar: bool = True,
+) -> xr.DataArray:
     """Monte Carlo ``E_beta[E(z)] / E_max`` over a grid of ``beta`` (Cucala et al. 2009, Fig. 5).
 
     At each ``beta`` one Swendsen-Wang chain starts from uniformly random labels, runs ``burn``
@@ -209,22 +226,30 @@ def mean_energy_curve(graph: NeighbourGraph, theta, betas, *, n_classes: int = 2
     burn = _check_count(burn, "burn", 0)
     coupling = graph.coupling(theta)
     rng = np.random.default_rng(random_seed)
-    mean, se = np.array(list(_curve_points(coupling, betas, G, a, sweeps, burn, rng,
-                                           progressbar))).T
+    mean, se = np.array(
+        list(_curve_points(coupling, betas, G, a, sweeps, burn, rng, progressbar))
+    ).T
     return xr.DataArray(
-        mean, dims="beta", name="mean_energy",
+        mean,
+        dims="beta",
+        name="mean_energy",
         coords={"beta": betas, "mcse": ("beta", se), graph.parameter: theta},
-        attrs={"e_max": float(a.max() * coupling.weight.sum()), "n_classes": G,
-               "sweeps": sweeps, "burn": burn,
-               "long_name": "E_beta[E(z)] / E_max (Monte Carlo, Swendsen-Wang)"},
+        attrs={
+            "e_max": float(a.max() * coupling.weight.sum()),
+            "n_classes": G,
+            "sweeps": sweeps,
+            "burn": burn,
+            "long_name": "E_beta[E(z)] / E_max (Monte Carlo, Swendsen-Wang)",
+        },
     )
 
 
 # ---------------------------------------------------------------------------- beta_max
 
 
-def _first_crossing(coupling, betas, level, G, a, sweeps, burn, rng, progressbar=False,
-                    description="beta_max") -> tuple[float | None, float]:
+def _first_crossing(
+    coupling, betas, level, G, a, sweeps, burn, rng, progressbar=False, description="beta_max"
+) -> tuple[float | None, float]:
     """The first beta where the curve reaches ``level`` (or None), and the highest value seen."""
     highest = -np.inf
     points = _curve_points(coupling, betas, G, a, sweeps, burn, rng, progressbar, description)
@@ -235,9 +260,19 @@ def _first_crossing(coupling, betas, level, G, a, sweeps, burn, rng, progressbar
     return None, highest
 
 
-def beta_max(graph: NeighbourGraph, theta, *, n_classes: int = 2, tol: float = DEFAULT_TOL,
-             betas=None, class_weights=None, sweeps: int = 300, burn: int = 50,
-             random_seed=None, progressbar: bool = True) -> float:
+def beta_max(
+    graph: NeighbourGraph,
+    theta,
+    *,
+    n_classes: int = 2,
+    tol: float = DEFAULT_TOL,
+    betas=None,
+    class_weights=None,
+    sweeps: int = 300,
+    burn: int = 50,
+    random_seed=None,
+    progressbar: bool = True,
+) -> float:
     """The smallest ``beta`` of a grid at which the field is frozen ("all black or all white").
 
     That is the first ``beta`` where :func:`mean_energy_curve` reaches ``1 - tol``: on average a
@@ -312,8 +347,18 @@ def beta_max(graph: NeighbourGraph, theta, *, n_classes: int = 2, tol: float = D
     best, highest = None, -np.inf
     for t, rng in zip(thetas, rngs):
         stop = grid if best is None else grid[grid < best]
-        found, top = _first_crossing(graph.coupling(t), stop, 1.0 - tol, G, a, sweeps, burn, rng,
-                                     progressbar, f"beta_max, {graph.parameter} = {t}")
+        found, top = _first_crossing(
+            graph.coupling(t),
+            stop,
+            1.0 - tol,
+            G,
+            a,
+            sweeps,
+            burn,
+            rng,
+            progressbar,
+            f"beta_max, {graph.parameter} = {t}",
+        )
         best, highest = (found if found is not None else best), max(highest, top)
     if best is None:
         raise ValueError(
@@ -331,8 +376,9 @@ def _show(values: Sequence) -> str:
 # ---------------------------------------------------------------------------- measurement
 
 
-def _ripley_table(levels=(0.90, 0.95, 0.98, 0.99), ks=(1, 13, 125), sweeps=2000, step=0.05,
-                  seed=2009) -> None:
+def _ripley_table(
+    levels=(0.90, 0.95, 0.98, 0.99), ks=(1, 13, 125), sweeps=2000, step=0.05, seed=2009
+) -> None:
     """Print where the Ripley curves cross each level (the table of the module docstring)."""
     from . import datasets
     from .graphs import KNNGraph
@@ -342,12 +388,18 @@ def _ripley_table(levels=(0.90, 0.95, 0.98, 0.99), ks=(1, 13, 125), sweeps=2000,
     betas = np.round(np.arange(0, int(round(8 / step)) + 1) * step, 10)
     print("k     " + "  ".join(f"{lv:5.2f}" for lv in levels))
     for k in ks:
-        curve = mean_energy_curve(graph, k, betas, sweeps=sweeps, burn=200, random_seed=seed,
-                                  progressbar=False)
-        cross = [betas[np.argmax(curve.values >= lv)] if (curve.values >= lv).any() else np.nan
-                 for lv in levels]
-        print(f"{k:<5d} " + "  ".join(f"{c:5.2f}" for c in cross)
-              + f"   (max mcse {float(curve.mcse.max()):.4f})")
+        curve = mean_energy_curve(
+            graph, k, betas, sweeps=sweeps, burn=200, random_seed=seed, progressbar=False
+        )
+        cross = [
+            betas[np.argmax(curve.values >= lv)] if (curve.values >= lv).any() else np.nan
+            for lv in levels
+        ]
+        print(
+            f"{k:<5d} "
+            + "  ".join(f"{c:5.2f}" for c in cross)
+            + f"   (max mcse {float(curve.mcse.max()):.4f})"
+        )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ CLASS_COLOURS = ("#c0392b", "#1f1f1f", "#2471a3", "#229954", "#d68910", "#7d3c98
 UNCERTAIN_COLOUR = "#f4d03f"
 
 
-def predictive_grid(idata, *, model=None, var_name=None, grid_size=200, margin=0.05,
-                    ci_prob=0.95, classes=None) -> xr.Dataset:
+def predictive_grid(
+    idata, *, model=None, var_name=None, grid_size=200, margin=0.05, ci_prob=0.95, classes=None
+) -> xr.Dataset:
     """The predictive summary on a regular grid over two covariates' training range.
 
     Returns
@@ -34,7 +35,8 @@ def predictive_grid(idata, *, model=None, var_name=None, grid_size=200, margin=0
     if graph.n_features != 2:
         raise ValueError(
             f"a predictive map needs exactly two covariates; {post.name!r} has "
-            f"{graph.n_features}: plot a pair of them by fitting a model on those two")
+            f"{graph.n_features}: plot a pair of them by fitting a model on those two"
+        )
     if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 2:
         raise ValueError(f"grid_size must be an integer >= 2, got {grid_size!r}")
     X = graph.X * graph.scale_ + graph.mean_
@@ -43,8 +45,14 @@ def predictive_grid(idata, *, model=None, var_name=None, grid_size=200, margin=0
     pad = np.where(hi > lo, margin * (hi - lo), np.maximum(np.abs(lo), 1.0) * 0.5)
     axes = [np.linspace(lo[i] - pad[i], hi[i] + pad[i], grid_size) for i in range(2)]
     xx, yy = np.meshgrid(*axes)
-    summary = predictive_summary(idata, np.column_stack([xx.ravel(), yy.ravel()]), model=model,
-                                 var_name=var_name, ci_prob=ci_prob, classes=classes)
+    summary = predictive_summary(
+        idata,
+        np.column_stack([xx.ravel(), yy.ravel()]),
+        model=model,
+        var_name=var_name,
+        ci_prob=ci_prob,
+        classes=classes,
+    )
     G = summary.sizes["class"]
     zone = np.where(summary["uncertain"].values, G, np.argmax(summary["proba"].values, axis=1))
     summary["zone"] = ("point", zone)
@@ -55,9 +63,20 @@ def predictive_grid(idata, *, model=None, var_name=None, grid_size=200, margin=0
     return grid
 
 
-def plot_predictive_map(idata, *, model=None, var_name=None, class_index=1, grid_size=200,
-                        ci_prob=0.95, classes=None, feature_names=None, training=True, axes=None,
-                        grid=None):
+def plot_predictive_map(
+    idata,
+    *,
+    model=None,
+    var_name=None,
+    class_index=1,
+    grid_size=200,
+    ci_prob=0.95,
+    classes=None,
+    feature_names=None,
+    training=True,
+    axes=None,
+    grid=None,
+):
     """The two panels of Cucala et al. (2009), Fig. 3, for a model on two covariates.
 
     Left: level sets of the posterior predictive probability of class ``class_index``. Right:
@@ -90,8 +109,14 @@ def plot_predictive_map(idata, *, model=None, var_name=None, class_index=1, grid
     from matplotlib.patches import Patch
 
     if grid is None:
-        grid = predictive_grid(idata, model=model, var_name=var_name, grid_size=grid_size,
-                               ci_prob=ci_prob, classes=classes)
+        grid = predictive_grid(
+            idata,
+            model=model,
+            var_name=var_name,
+            grid_size=grid_size,
+            ci_prob=ci_prob,
+            classes=classes,
+        )
     labels = [str(c) for c in grid["class"].values]
     G = len(labels)
     if not 0 <= class_index < G:
@@ -106,8 +131,9 @@ def plot_predictive_map(idata, *, model=None, var_name=None, class_index=1, grid
     axes[0].set_title("posterior predictive probability")
     colours = [CLASS_COLOURS[g % len(CLASS_COLOURS)] for g in range(G)]
     zone_cmap = ListedColormap([_lighten(c) for c in colours] + [UNCERTAIN_COLOUR])
-    axes[1].pcolormesh(x0, x1, grid["zone"].values, cmap=zone_cmap, vmin=-0.5, vmax=G + 0.5,
-                       shading="nearest")
+    axes[1].pcolormesh(
+        x0, x1, grid["zone"].values, cmap=zone_cmap, vmin=-0.5, vmax=G + 0.5, shading="nearest"
+    )
     axes[1].set_title(f"zones ({grid.attrs['ci_prob']:.0%} credible intervals)")
     handles = [Patch(color=_lighten(c), label=f"sure: {lab}") for c, lab in zip(colours, labels)]
     handles.append(Patch(color=UNCERTAIN_COLOUR, label="uncertain"))
@@ -116,8 +142,14 @@ def plot_predictive_map(idata, *, model=None, var_name=None, class_index=1, grid
         if training:
             X, y = grid["training_X"].values, grid["training_y"].values
             for g in range(G):
-                ax.scatter(*X[y == g].T, s=10, color=colours[g], edgecolor="white",
-                           linewidth=0.3, label=labels[g])
+                ax.scatter(
+                    *X[y == g].T,
+                    s=10,
+                    color=colours[g],
+                    edgecolor="white",
+                    linewidth=0.3,
+                    label=labels[g],
+                )
         if feature_names is not None:
             ax.set_xlabel(feature_names[0])
             ax.set_ylabel(feature_names[1])

@@ -48,8 +48,14 @@ from .distributions import potts_node
 from .records import recorded_terms, term_from_idata
 from .terms import COUPLING_CACHE_BYTES, PottsTerm
 
-__all__ = ["add_predictions", "imputed_proba", "predict_proba", "predictive_summary",
-           "summarize_proba", "uncertainty_zones"]
+__all__ = [
+    "add_predictions",
+    "imputed_proba",
+    "predict_proba",
+    "predictive_summary",
+    "summarize_proba",
+    "uncertainty_zones",
+]
 
 SAMPLE_DIMS = ("chain", "draw")
 WORK_ELEMENTS = 1 << 24
@@ -75,7 +81,8 @@ class Posterior:
     def __init__(self, idata, model=None, var_name=None):
         if not hasattr(idata, "groups") or "posterior" not in idata.groups():
             raise ValueError(
-                "idata has no posterior group: pass the InferenceData returned by pm.sample")
+                "idata has no posterior group: pass the InferenceData returned by pm.sample"
+            )
         try:
             model = pm.modelcontext(model)
         except TypeError:
@@ -87,8 +94,7 @@ class Posterior:
         self._row_sums_cache = (None, None)  # d-nn: (sigmas' bytes, (M, S))
 
     def _from_model(self, idata, model, var_name):
-        from .distributions import (missing_labels, potts_node, potts_terms, term_labels,
-                                    term_name)
+        from .distributions import missing_labels, potts_node, potts_terms, term_labels, term_name
 
         terms = [rv for rv in potts_terms(model) if rv in model.observed_RVs]
         if var_name is not None:
@@ -97,8 +103,8 @@ class Posterior:
             names = [term_name(rv) for rv in potts_terms(model)]
             raise ValueError(
                 f"give var_name= as one of the model's observed Potts terms {names}"
-                if var_name is not None or names else
-                "the model has no observed PottsKNN or DistanceNN term to predict with"
+                if var_name is not None or names
+                else "the model has no observed PottsKNN or DistanceNN term to predict with"
             )
         self.rv = terms[0]
         self.name = term_name(self.rv)
@@ -117,8 +123,9 @@ class Posterior:
             _refuse_missing(self.name, len(spec["missing_labels"]))
         observed = getattr(idata, "observed_data", None)
         if observed is None or self.name not in observed:
-            raise ValueError(f"idata has no observed_data[{self.name!r}], the training labels: "
-                             "pass model=model")
+            raise ValueError(
+                f"idata has no observed_data[{self.name!r}], the training labels: pass model=model"
+            )
         self.y = np.asarray(observed[self.name], dtype=np.int64)
         post = idata.posterior
         shape = (post.sizes["chain"], post.sizes["draw"])
@@ -128,9 +135,11 @@ class Posterior:
             if how is None or ("name" in how and how["name"] not in post):
                 raise ValueError(
                     f"the {role} of {self.name!r} is an expression of the model's variables, "
-                    "which idata cannot hold: pass model=model")
-            values.append(np.asarray(post[how["name"]]) if "name" in how
-                          else np.full(shape, how["value"]))
+                    "which idata cannot hold: pass model=model"
+                )
+            values.append(
+                np.asarray(post[how["name"]]) if "name" in how else np.full(shape, how["value"])
+            )
         self.beta, self.theta = self._validated(*values, shape)
 
     def _check_idata(self, idata):
@@ -140,7 +149,8 @@ class Posterior:
             if seen.shape != self.y.shape or not np.array_equal(seen, self.y):
                 raise ValueError(
                     f"idata's observed {self.name!r} differs from the model's labels: idata was "
-                    "sampled from another model or data set")
+                    "sampled from another model or data set"
+                )
         recorded = recorded_terms(idata).get(self.name)
         if recorded is not None:
             X = recorded[0]
@@ -148,7 +158,8 @@ class Posterior:
             if X.shape != mine.shape or not np.array_equal(X, mine):
                 raise ValueError(
                     f"idata's training covariates of {self.name!r} differ from the model's: idata "
-                    "was sampled from another model or data set")
+                    "was sampled from another model or data set"
+                )
 
     def _parameter_draws(self, posterior, model):
         params = potts_node(self.rv).inputs[2:4]
@@ -158,7 +169,8 @@ class Posterior:
         if missing:
             raise ValueError(
                 f"idata's posterior has no draws of {missing}, the parameters of {self.name!r}: "
-                "was it sampled from this model?")
+                "was it sampled from this model?"
+            )
         shape = (posterior.sizes["chain"], posterior.sizes["draw"])
         values = [np.asarray(posterior[rv.name]) for rv in inputs]
         if all(p in inputs for p in params):
@@ -167,7 +179,9 @@ class Posterior:
             fn = pm_compile(inputs, list(params), on_unused_input="ignore")
             beta, theta = np.empty(shape), np.empty(shape)
             for idx in np.ndindex(*shape):
-                beta[idx], theta[idx] = (np.asarray(o).item() for o in fn(*(v[idx] for v in values)))
+                beta[idx], theta[idx] = (
+                    np.asarray(o).item() for o in fn(*(v[idx] for v in values))
+                )
         return self._validated(beta, theta, shape)
 
     def _validated(self, beta, theta, shape):
@@ -181,11 +195,15 @@ class Posterior:
     def _check_draws(self, beta, theta):
         """Every draw inside the term's parameter space, before any kernel reads with it."""
         if beta.size == 0:
-            raise ValueError(f"idata's posterior has no draws (shape {beta.shape}): the "
-                             "predictive distribution would be an average over nothing")
+            raise ValueError(
+                f"idata's posterior has no draws (shape {beta.shape}): the "
+                "predictive distribution would be an average over nothing"
+            )
         if not np.all(np.isfinite(beta) & (beta >= 0)):
-            raise ValueError(f"idata's posterior has draws of beta that are negative or not "
-                             f"finite (min {np.nanmin(beta):g}): was it sampled from this model?")
+            raise ValueError(
+                f"idata's posterior has draws of beta that are negative or not "
+                f"finite (min {np.nanmin(beta):g}): was it sampled from this model?"
+            )
         if self.term.is_knn:
             K = self.term.graph.k_max
             ok = np.isfinite(theta) & (theta == np.round(theta)) & (theta >= 1) & (theta <= K)
@@ -193,10 +211,13 @@ class Posterior:
                 bad = theta[~ok].ravel()[0]
                 raise ValueError(
                     f"idata's posterior has a draw k = {bad:g}, outside the integers 1..k_max = "
-                    f"{K} of the model's graph: was it sampled from this model?")
+                    f"{K} of the model's graph: was it sampled from this model?"
+                )
         elif not np.all(np.isfinite(theta) & (theta > 0)):
-            raise ValueError("idata's posterior has draws of sigma that are not finite and > 0: "
-                             "was it sampled from this model?")
+            raise ValueError(
+                "idata's posterior has draws of sigma that are not finite and > 0: "
+                "was it sampled from this model?"
+            )
 
     @property
     def coords(self):
@@ -212,18 +233,36 @@ class Posterior:
         term, graph = self.term, self.term.graph
         if term.is_knn:
             q = graph.query(X_new, int(thetas.max()))
-            return _k.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, self.y,
-                                    thetas.astype(np.int64), term.class_weights,
-                                    graph.kind == "equal")
+            return _k.knn_strengths(
+                q.neighbours,
+                q.enter_indptr,
+                q.enter_index,
+                q.enter_k,
+                self.y,
+                thetas.astype(np.int64),
+                term.class_weights,
+                graph.kind == "equal",
+            )
         sigmas = np.asarray(thetas, dtype=np.float64)
         if graph.sparse:  # a kept table: neighbour queries (chunked by query_bytes)
             return graph.strengths(X_new, self.y, sigmas, term.class_weights)
         M, S = self._row_sums(sigmas)
         sq_new = graph.squared_distances_to(X_new)
-        return np.concatenate([
-            _k.dnn_strengths(sq_new[s], self.y, sigmas, M, S, DNN_KERNELS[graph.kernel],
-                             graph.epsilon, term.class_weights)
-            for s in _work_slices(sq_new.shape[0], sigmas.size * graph.n_points)])
+        return np.concatenate(
+            [
+                _k.dnn_strengths(
+                    sq_new[s],
+                    self.y,
+                    sigmas,
+                    M,
+                    S,
+                    DNN_KERNELS[graph.kernel],
+                    graph.epsilon,
+                    term.class_weights,
+                )
+                for s in _work_slices(sq_new.shape[0], sigmas.size * graph.n_points)
+            ]
+        )
 
     def query_bytes(self) -> int:
         """Bytes a new point takes in the neighbour query (kNN: its neighbours and reverse
@@ -240,8 +279,10 @@ class Posterior:
         key, value = self._row_sums_cache
         if key != sigmas.tobytes():
             g = self.term.graph
-            parts = [_k.dnn_row_sums(g.sq_distances, sigmas[s], DNN_KERNELS[g.kernel], g.epsilon)
-                     for s in _work_slices(sigmas.size, g.n_points**2)]
+            parts = [
+                _k.dnn_row_sums(g.sq_distances, sigmas[s], DNN_KERNELS[g.kernel], g.epsilon)
+                for s in _work_slices(sigmas.size, g.n_points**2)
+            ]
             value = tuple(np.concatenate(a) for a in zip(*parts))
             self._row_sums_cache = (sigmas.tobytes(), value)
         return value
@@ -253,7 +294,8 @@ def _refuse_missing(name, count):
         "would have to average over their imputed values, which predict_proba does not do. The "
         f"missing points' own class probabilities are pk.imputed_proba(idata, {name!r}); to "
         "predict new points, append them to X with missing labels and refit (the joint "
-        "prediction), or fit on the labelled points only")
+        "prediction), or fit on the labelled points only"
+    )
 
 
 def _checked_new(post: Posterior, X_new) -> np.ndarray:
@@ -261,7 +303,8 @@ def _checked_new(post: Posterior, X_new) -> np.ndarray:
     p = post.term.graph.n_features
     if X_new.shape[1] != p:
         raise ValueError(
-            f"X_new has {X_new.shape[1]} columns but {post.name!r} was fitted on {p} features")
+            f"X_new has {X_new.shape[1]} columns but {post.name!r} was fitted on {p} features"
+        )
     return X_new
 
 
@@ -288,8 +331,9 @@ def _progress_slices(slices, m: int, progressbar: bool, description: str):
         return slices
     if len(slices) < PROGRESS_STEPS:
         size = -(-m // PROGRESS_STEPS)
-        slices = [slice(a, min(s.stop, a + size)) for s in slices
-                  for a in range(s.start, s.stop, size)]
+        slices = [
+            slice(a, min(s.stop, a + size)) for s in slices for a in range(s.start, s.stop, size)
+        ]
     return progress(slices, len(slices), description)
 
 
@@ -315,9 +359,20 @@ def _class_coord(G: int, classes):
     return classes
 
 
-def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
-                  sweeps=20, random_seed=None, lazy=None, working_memory=None,
-                  progressbar=True) -> xr.DataArray:
+def predict_proba(
+    idata,
+    X_new,
+    *,
+    model=None,
+    var_name=None,
+    classes=None,
+    joint=False,
+    sweeps=20,
+    random_seed=None,
+    lazy=None,
+    working_memory=None,
+    progressbar=True,
+) -> xr.DataArray:
     """Class probabilities of new points for every posterior draw (000 eq. 5).
 
     Parameters
@@ -419,13 +474,17 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
     budget = working_memory_bytes(working_memory)
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
-    coords = {**post.coords, "point": np.arange(X_new.shape[0]),
-              "class": _class_coord(post.term.n_classes, classes)}
+    coords = {
+        **post.coords,
+        "point": np.arange(X_new.shape[0]),
+        "class": _class_coord(post.term.n_classes, classes),
+    }
     dims = (*SAMPLE_DIMS, "point", "class")
     name = f"{post.name}_proba"
     if joint:
-        probs, labels = _joint(post, X_new, sweeps, np.random.default_rng(random_seed), budget,
-                               progressbar)
+        probs, labels = _joint(
+            post, X_new, sweeps, np.random.default_rng(random_seed), budget, progressbar
+        )
         out = xr.DataArray(probs, coords=coords, dims=dims, name=name)
         out.attrs["labels"] = labels
         out.attrs["method"] = "joint Gibbs (Segerie and Peyrot, section 3.1)"
@@ -449,14 +508,18 @@ def predict_proba(idata, X_new, *, model=None, var_name=None, classes=None, join
         import dask
         import dask.array as da
 
-        blocks = [da.from_delayed(dask.delayed(block)(X_new[s]),
-                                  shape=(C, D, s.stop - s.start, G), dtype=np.float64)
-                  for s in _chunks(m, per_point, budget, fixed)]
+        blocks = [
+            da.from_delayed(
+                dask.delayed(block)(X_new[s]), shape=(C, D, s.stop - s.start, G), dtype=np.float64
+            )
+            for s in _chunks(m, per_point, budget, fixed)
+        ]
         data = da.concatenate(blocks, axis=2)
     else:
         data = np.empty((C, D, m, G))
-        for s in _progress_slices(_chunks(m, per_point, budget, fixed), m, progressbar,
-                                  "predict_proba"):
+        for s in _progress_slices(
+            _chunks(m, per_point, budget, fixed), m, progressbar, "predict_proba"
+        ):
             data[:, :, s] = block(X_new[s])
     out = xr.DataArray(data, coords=coords, dims=dims, name=name)
     out.attrs["method"] = "independent (Cucala et al. 2009, eq. 5)"
@@ -532,9 +595,12 @@ def imputed_proba(idata, var_name=None, classes=None) -> xr.DataArray:
     draws = np.asarray(idata.posterior[f"{name}_unobserved"]).reshape(-1, len(sites))
     G = spec["n_classes"]
     counts = np.stack([(draws == g).mean(axis=0) for g in range(G)], axis=1)
-    return xr.DataArray(counts, coords={"point": np.asarray(sites),
-                                        "class": _class_coord(G, classes)},
-                        dims=("point", "class"), name=f"{name}_imputed_proba")
+    return xr.DataArray(
+        counts,
+        coords={"point": np.asarray(sites), "class": _class_coord(G, classes)},
+        dims=("point", "class"),
+        name=f"{name}_imputed_proba",
+    )
 
 
 def _joint_graph(post: Posterior, X_new):
@@ -542,8 +608,14 @@ def _joint_graph(post: Posterior, X_new):
     both = np.vstack([g.X, g.transform(X_new)])
     if post.term.is_knn:
         return KNNGraph(both, k_max=g.k_max, neighbours=g.kind, standardize=False)
-    return DistanceGraph(both, kernel=g.kernel, standardize=False, epsilon=g.epsilon,
-                         drop_tol=g.drop_tol, working_memory=g.working_memory)
+    return DistanceGraph(
+        both,
+        kernel=g.kernel,
+        standardize=False,
+        epsilon=g.epsilon,
+        drop_tol=g.drop_tol,
+        working_memory=g.working_memory,
+    )
 
 
 def _joint_bytes(post: Posterior, m: int) -> int:
@@ -562,8 +634,11 @@ def _joint_bytes(post: Posterior, m: int) -> int:
 
 def _joint_terms(post: Posterior, m: int) -> str:
     N = post.term.n + m
-    return f"{N} x {post.term.graph.k_max} neighbours" if post.term.is_knn else \
-        f"{N}**2 pairwise terms"
+    return (
+        f"{N} x {post.term.graph.k_max} neighbours"
+        if post.term.is_knn
+        else f"{N}**2 pairwise terms"
+    )
 
 
 def _check_joint_size(post: Posterior, m: int, budget: int):
@@ -574,7 +649,8 @@ def _check_joint_size(post: Posterior, m: int, budget: int):
             f"points: about {_gigabytes(need)} ({_joint_terms(post, m)}), over "
             f"working_memory = {budget / 2**20:g} MiB. Predict the new points in smaller batches "
             f"(each batch is then joint within itself only), use the independent predictive "
-            f"(joint=False, which goes in chunks), or raise working_memory")
+            f"(joint=False, which goes in chunks), or raise working_memory"
+        )
 
 
 def _joint(post: Posterior, X_new, sweeps, rng, budget, progressbar=True):
@@ -598,8 +674,17 @@ def _joint(post: Posterior, X_new, sweeps, rng, budget, progressbar=True):
         if theta != current:
             cp = None  # the last d-nn coupling goes before the next is built
             cp, current = coupling(theta), theta
-        probs[c, d] = _k.clamped_gibbs(cp.indptr, cp.indices, cp.data, z, sites,
-                                       post.beta[c, d], term.class_weights, int(sweeps), rng)
+        probs[c, d] = _k.clamped_gibbs(
+            cp.indptr,
+            cp.indices,
+            cp.data,
+            z,
+            sites,
+            post.beta[c, d],
+            term.class_weights,
+            int(sweeps),
+            rng,
+        )
         labels[c, d] = z[n:]
     return probs, labels
 
@@ -607,8 +692,9 @@ def _joint(post: Posterior, X_new, sweeps, rng, budget, progressbar=True):
 def _distinct_draws(post: Posterior):
     """Distinct ``(theta index, beta)`` pairs sorted by theta then beta, and their counts."""
     thetas, index = post.thetas()
-    pairs, counts = np.unique(np.column_stack([index, post.beta.ravel()]), axis=0,
-                              return_counts=True)
+    pairs, counts = np.unique(
+        np.column_stack([index, post.beta.ravel()]), axis=0, return_counts=True
+    )
     return thetas, pairs[:, 0].astype(np.int64), np.ascontiguousarray(pairs[:, 1]), counts
 
 
@@ -618,8 +704,17 @@ def _check_ci(ci_prob) -> float:
     return float(ci_prob)
 
 
-def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
-                       classes=None, working_memory=None, progressbar=True) -> xr.Dataset:
+def predictive_summary(
+    idata,
+    X_new,
+    *,
+    ci_prob=0.95,
+    model=None,
+    var_name=None,
+    classes=None,
+    working_memory=None,
+    progressbar=True,
+) -> xr.Dataset:
     """Posterior predictive summary of new points, streamed over draws and chunks of points.
 
     Parameters
@@ -692,15 +787,39 @@ def predictive_summary(idata, X_new, *, ci_prob=0.95, model=None, var_name=None,
     X_new = _checked_new(post, X_new)
     thetas, t_index, beta, counts = _distinct_draws(post)
     mean, lower, upper = summarize_mixture(
-        lambda X: post.strengths(X, thetas), X_new, thetas.size, t_index, beta,
-        counts.astype(np.float64), post.term.n_classes, post.term.is_knn, post.query_bytes(),
-        ci_prob, budget, post.fixed_bytes(thetas.size), progressbar=progressbar)
+        lambda X: post.strengths(X, thetas),
+        X_new,
+        thetas.size,
+        t_index,
+        beta,
+        counts.astype(np.float64),
+        post.term.n_classes,
+        post.term.is_knn,
+        post.query_bytes(),
+        ci_prob,
+        budget,
+        post.fixed_bytes(thetas.size),
+        progressbar=progressbar,
+    )
     classes = _class_coord(post.term.n_classes, classes)
     return _summary_dataset(mean, lower, upper, classes, ci_prob)
 
 
-def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_knn,
-                      query_bytes, ci_prob, budget, fixed=0, progressbar=False):
+def summarize_mixture(
+    strengths,
+    X_new,
+    n_thetas,
+    t_index,
+    beta,
+    weights,
+    G,
+    is_knn,
+    query_bytes,
+    ci_prob,
+    budget,
+    fixed=0,
+    progressbar=False,
+):
     """Mean and equal-tailed interval of class probabilities under a weighted set of draws.
 
     ``strengths(X)`` gives ``h[a, t, g]`` for ``n_thetas`` thetas; draw ``u`` has ``beta[u]``,
@@ -719,15 +838,18 @@ def summarize_mixture(strengths, X_new, n_thetas, t_index, beta, weights, G, is_
     per_point = query_bytes + 8 * G * (n_thetas + 3)  # query, strengths, the kernel's results
     if not two:  # each thread sorts one point's distinct draws at a time
         fixed += numba.get_num_threads() * 8 * beta.size * (G + 3)
-    for s in _progress_slices(_chunks(m, per_point, budget, fixed), m, progressbar,
-                              "predictive summary"):
+    for s in _progress_slices(
+        _chunks(m, per_point, budget, fixed), m, progressbar, "predictive summary"
+    ):
         h = strengths(X_new[s])
         if two:
-            mean[s], lower[s], upper[s] = _k.summaries_two_classes(h, beta, cumw, bounds,
-                                                                   lo_q, hi_q)
+            mean[s], lower[s], upper[s] = _k.summaries_two_classes(
+                h, beta, cumw, bounds, lo_q, hi_q
+            )
         else:
-            mean[s], lower[s], upper[s] = _k.summaries_general(h, beta, t_index, weights,
-                                                               lo_q, hi_q)
+            mean[s], lower[s], upper[s] = _k.summaries_general(
+                h, beta, t_index, weights, lo_q, hi_q
+            )
     return mean, lower, upper
 
 
@@ -779,14 +901,17 @@ def summarize_proba(proba: xr.DataArray, ci_prob=0.95) -> xr.Dataset:
     """
     ci_prob = _check_ci(ci_prob)
     if not isinstance(proba, xr.DataArray) or set(proba.dims) != {*SAMPLE_DIMS, "point", "class"}:
-        raise ValueError("proba must be a DataArray with dims (chain, draw, point, class) from "
-                         "pk.predict_proba")
+        raise ValueError(
+            "proba must be a DataArray with dims (chain, draw, point, class) from pk.predict_proba"
+        )
     proba = proba.transpose(*SAMPLE_DIMS, "point", "class")
     mean = proba.mean(SAMPLE_DIMS)
-    q = proba.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=SAMPLE_DIMS,
-                       method="inverted_cdf")
-    return _summary_dataset(np.asarray(mean), np.asarray(q[0]), np.asarray(q[1]),
-                            proba["class"].values, ci_prob)
+    q = proba.quantile(
+        [(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=SAMPLE_DIMS, method="inverted_cdf"
+    )
+    return _summary_dataset(
+        np.asarray(mean), np.asarray(q[0]), np.asarray(q[1]), proba["class"].values, ci_prob
+    )
 
 
 def uncertainty_zones(lower, upper, mean) -> np.ndarray:
@@ -851,13 +976,26 @@ def _summary_dataset(mean, lower, upper, classes, ci_prob) -> xr.Dataset:
             "uncertain": ("point", uncertainty_zones(lower, upper, mean)),
         },
         coords={"point": point, "class": classes},
-        attrs={"ci_prob": ci_prob,
-               "interval": "equal-tailed, inverted-cdf quantiles over the posterior draws"},
+        attrs={
+            "ci_prob": ci_prob,
+            "interval": "equal-tailed, inverted-cdf quantiles over the posterior draws",
+        },
     )
 
 
-def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, joint=False,
-                    sweeps=20, random_seed=None, lazy=None, working_memory=None):
+def add_predictions(
+    idata,
+    X_new,
+    *,
+    model=None,
+    var_name=None,
+    classes=None,
+    joint=False,
+    sweeps=20,
+    random_seed=None,
+    lazy=None,
+    working_memory=None,
+):
     """Store the posterior predictive of new points in ``idata`` (ArviZ's ``predictions`` group).
 
     ``predictions`` gets ``var_name`` (label draws as class indices ``0..G-1``, dims ``(chain,
@@ -906,19 +1044,34 @@ def add_predictions(idata, X_new, *, model=None, var_name=None, classes=None, jo
     >>> idata.predictions["y_proba"].dims
     ('chain', 'draw', 'point', 'class')
     """
-    proba = predict_proba(idata, X_new, model=model, var_name=var_name, classes=classes,
-                          joint=joint, sweeps=sweeps, random_seed=random_seed, lazy=lazy,
-                          working_memory=working_memory)
+    proba = predict_proba(
+        idata,
+        X_new,
+        model=model,
+        var_name=var_name,
+        classes=classes,
+        joint=joint,
+        sweeps=sweeps,
+        random_seed=random_seed,
+        lazy=lazy,
+        working_memory=working_memory,
+    )
     name = proba.name[: -len("_proba")]
     X_new = np.asarray(X_new, dtype=np.float64)
     if joint:
-        labels = xr.DataArray(proba.attrs.pop("labels"), dims=(*SAMPLE_DIMS, "point"),
-                              coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})
+        labels = xr.DataArray(
+            proba.attrs.pop("labels"),
+            dims=(*SAMPLE_DIMS, "point"),
+            coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")},
+        )
     else:
-        labels = _draw_labels(proba, np.random.default_rng(random_seed), working_memory_bytes(working_memory))
+        labels = _draw_labels(
+            proba, np.random.default_rng(random_seed), working_memory_bytes(working_memory)
+        )
     predictions = xr.Dataset({name: labels, proba.name: proba})
-    constant = xr.Dataset({f"{name}_X": (("point", "feature"), X_new)},
-                          coords={"point": proba["point"].values})
+    constant = xr.Dataset(
+        {f"{name}_X": (("point", "feature"), X_new)}, coords={"point": proba["point"].values}
+    )
     for group, data in (("predictions", predictions), ("predictions_constant_data", constant)):
         if group in idata.groups():
             del idata[group]
@@ -934,6 +1087,7 @@ def _inverse_cdf(p, u):
 def _draw_labels(proba: xr.DataArray, rng, budget) -> xr.DataArray:
     """One class index per draw and point, by inverse cdf: for dask arrays chunk by chunk of
     points, else in chunks of draws within ``budget`` bytes (one stream of uniforms either way)."""
+
     def draw(p, seed):
         return _inverse_cdf(p, np.random.default_rng(seed).random(p.shape[:-1]))
 
@@ -944,9 +1098,10 @@ def _draw_labels(proba: xr.DataArray, rng, budget) -> xr.DataArray:
 
         seeds = rng.integers(0, 2**63, len(data.chunks[2]))
         blocks = data.to_delayed().ravel()
-        parts = [da.from_delayed(dask.delayed(draw)(b, s),
-                                 shape=(*data.shape[:2], c), dtype=np.int64)
-                 for b, s, c in zip(blocks, seeds, data.chunks[2])]
+        parts = [
+            da.from_delayed(dask.delayed(draw)(b, s), shape=(*data.shape[:2], c), dtype=np.int64)
+            for b, s, c in zip(blocks, seeds, data.chunks[2])
+        ]
         labels = da.concatenate(parts, axis=2)
     else:
         p = np.asarray(data).reshape(-1, *data.shape[2:])  # (draw, point, class)
@@ -956,5 +1111,6 @@ def _draw_labels(proba: xr.DataArray, rng, budget) -> xr.DataArray:
         for s in _chunks(p.shape[0], p[0].size * 9 + p.shape[1] * 8, budget):
             labels[s] = _inverse_cdf(p[s], stream.random(labels[s].shape))
         labels = labels.reshape(data.shape[:3])
-    return xr.DataArray(labels, dims=(*SAMPLE_DIMS, "point"),
-                        coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")})
+    return xr.DataArray(
+        labels, dims=(*SAMPLE_DIMS, "point"), coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")}
+    )

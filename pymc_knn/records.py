@@ -51,16 +51,21 @@ def training_data(model, dims=None, coords=None) -> dict:
         node, name = potts_node(rv), term_name(rv)
         term = node.op.term
         missing = missing_labels(model, rv)
-        spec = {**term.spec(), "beta": _parameter(model, node.inputs[2]),
-                "theta": _parameter(model, node.inputs[3]),
-                "missing_labels": [] if missing is None else missing[0].tolist()}
+        spec = {
+            **term.spec(),
+            "beta": _parameter(model, node.inputs[2]),
+            "theta": _parameter(model, node.inputs[3]),
+            "missing_labels": [] if missing is None else missing[0].tolist(),
+        }
         label_dims = list((dims if dims is not None else model.named_vars_to_dims).get(name) or [])
         point = label_dims[0] if len(label_dims) == 1 else f"{name}_dim_0"
         known = {} if coords is None else coords
         out[covariates_name(name)] = xr.DataArray(
-            term.graph.X_input, dims=(point, f"{name}_feature"),
+            term.graph.X_input,
+            dims=(point, f"{name}_feature"),
             coords={point: np.asarray(known[point])} if point in known else None,
-            attrs={ATTR: json.dumps(spec)})
+            attrs={ATTR: json.dumps(spec)},
+        )
     return out
 
 
@@ -97,8 +102,12 @@ def term_from_idata(idata, var_name=None):
     if len(records) != 1:
         raise ValueError(
             "prediction needs the model that produced idata: idata records "
-            + (f"the Potts terms {sorted(recorded_terms(idata))}: give var_name=" if records
-               else "no Potts term's training data (constant_data['<name>_X'])")
-            + "; pass model=model or call inside `with model:`")
-    (name, (X, spec)), = records.items()
+            + (
+                f"the Potts terms {sorted(recorded_terms(idata))}: give var_name="
+                if records
+                else "no Potts term's training data (constant_data['<name>_X'])"
+            )
+            + "; pass model=model or call inside `with model:`"
+        )
+    ((name, (X, spec)),) = records.items()
     return name, PottsTerm.from_spec(X, spec), spec

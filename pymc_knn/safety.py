@@ -91,14 +91,18 @@ def _filtered_log_likelihood(original):
             raise ValueError(
                 f"compute_log_likelihood: {sorted(potts & set(var_names))} is a Potts term, whose "
                 "logp lacks its intractable normalising constant: pointwise log-likelihoods (LOO, "
-                "WAIC) are not defined for it. Compare models by their evidence instead")
+                "WAIC) are not defined for it. Compare models by their evidence instead"
+            )
         names = [rv.name for rv in model.observed_RVs] if var_names is None else list(var_names)
         dropped = [n for n in names if n in potts]
         if dropped:
             warnings.warn(
                 f"log_likelihood: {dropped} left out: a Potts term's logp lacks its intractable "
                 "normalising constant, so pointwise log-likelihoods (LOO, WAIC) are not defined "
-                "for it", UserWarning, stacklevel=3)
+                "for it",
+                UserWarning,
+                stacklevel=3,
+            )
         kept = [n for n in names if n not in potts]
         if not kept:
             return idata
@@ -119,7 +123,8 @@ def _refusing_find_map(original):
                 "find_MAP would maximise the unnormalised logp of a PottsKNN or DistanceNN term, "
                 "which lacks its normalising constant Z(beta, theta): its beta runs to the prior's "
                 "upper bound. For a point estimate use the posterior of pm.sample (pk.Exchange), "
-                "or pk.korea(X, y) (the pseudo-posterior's Laplace approximation, kNN models)")
+                "or pk.korea(X, y) (the pseudo-posterior's Laplace approximation, kNN models)"
+            )
         return original(*args, vars=vars, model=model, **kwargs)
 
     find_MAP._pymc_knn_checked = True
@@ -133,7 +138,8 @@ def _refusing_smc(original):
             raise ValueError(
                 "sample_smc tempers the likelihood's logp, which for a PottsKNN or DistanceNN term "
                 "lacks its intractable normalising constant: it would sample the wrong "
-                "posterior. Use pm.sample (pk.Exchange is assigned by default)")
+                "posterior. Use pm.sample (pk.Exchange is assigned by default)"
+            )
         return original(*args, model=model, **kwargs)
 
     sample_smc._pymc_knn_checked = True
@@ -146,15 +152,17 @@ def _refusing_external_nuts(original):
         nuts_sampler = kwargs.get("nuts_sampler", "pymc")
         if nuts_sampler != "pymc":
             model = pm.modelcontext(kwargs.get("model"))
-            params = sorted({v.name for t in potts_terms(model)
-                             for v in potts_parameter_rvs(model, t)})
+            params = sorted(
+                {v.name for t in potts_terms(model) for v in potts_parameter_rvs(model, t)}
+            )
             if params:
                 raise ValueError(
                     f"nuts_sampler={nuts_sampler!r}: {params} are parameters of a PottsKNN or "
                     "DistanceNN likelihood, whose normalising constant is intractable; an external "
                     "NUTS sampler would sample its unnormalised logp (and a kNN term's k is "
                     "discrete). Leave nuts_sampler at 'pymc': pm.sample assigns pk.Exchange to "
-                    "them (and NUTS to the model's other continuous variables)")
+                    "them (and NUTS to the model's other continuous variables)"
+                )
         return original(*args, **kwargs)
 
     sample._pymc_knn_checked = True
@@ -164,8 +172,9 @@ def _refusing_external_nuts(original):
 def _recording_constant_data(original):
     @functools.wraps(original)
     def constant_data_to_xarray(self):
-        return with_training_data(original(self), self.model, getattr(self, "dims", None),
-                                  getattr(self, "coords", None))
+        return with_training_data(
+            original(self), self.model, getattr(self, "dims", None), getattr(self, "coords", None)
+        )
 
     constant_data_to_xarray._pymc_knn_checked = True
     return constant_data_to_xarray
@@ -189,14 +198,25 @@ def install() -> None:
             pm.STEP_METHODS.insert(i, cls)
     if not getattr(_mcmc.assign_step_methods, "_pymc_knn_checked", False):
         _mcmc.assign_step_methods = _checked_assign(_mcmc.assign_step_methods)
-    _patch(_filtered_log_likelihood, (_log_density, "compute_log_likelihood"),
-           (pymc.stats, "compute_log_likelihood"), (pm, "compute_log_likelihood"))
-    _patch(_refusing_find_map, (pymc.tuning.starting, "find_MAP"), (pymc.tuning, "find_MAP"),
-           (pm, "find_MAP"))
-    _patch(_recording_constant_data,
-           (_arviz.InferenceDataConverter, "constant_data_to_xarray"))
-    _patch(_refusing_smc, (pymc.smc.sampling, "sample_smc"), (pymc.smc, "sample_smc"),
-           (pm, "sample_smc"))
+    _patch(
+        _filtered_log_likelihood,
+        (_log_density, "compute_log_likelihood"),
+        (pymc.stats, "compute_log_likelihood"),
+        (pm, "compute_log_likelihood"),
+    )
+    _patch(
+        _refusing_find_map,
+        (pymc.tuning.starting, "find_MAP"),
+        (pymc.tuning, "find_MAP"),
+        (pm, "find_MAP"),
+    )
+    _patch(_recording_constant_data, (_arviz.InferenceDataConverter, "constant_data_to_xarray"))
+    _patch(
+        _refusing_smc,
+        (pymc.smc.sampling, "sample_smc"),
+        (pymc.smc, "sample_smc"),
+        (pm, "sample_smc"),
+    )
     _patch(_refusing_external_nuts, (_mcmc, "sample"), (pymc.sampling, "sample"), (pm, "sample"))
     for name in ("sample_posterior_predictive", "sample_prior_predictive", "draw"):
         _patch(counting_draws, (_forward, name), (pymc.sampling, name), (pm, name))

@@ -33,7 +33,9 @@ class Draw(NamedTuple):
 
 def _prepare(coupling, beta, start, n_classes, class_weights, rng):
     if not isinstance(coupling, Coupling):
-        raise TypeError(f"coupling must be a Coupling (from graph.coupling(...)), got {type(coupling).__name__}")
+        raise TypeError(
+            f"coupling must be a Coupling (from graph.coupling(...)), got {type(coupling).__name__}"
+        )
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator, e.g. np.random.default_rng(seed)")
     G = check_n_classes(n_classes)
@@ -47,8 +49,15 @@ def _check_sweeps(sweeps, name="sweeps") -> int:
     return int(sweeps)
 
 
-def gibbs(coupling: Coupling, beta: float, start, n_classes: int, rng: np.random.Generator,
-          sweeps: int = 1, class_weights=None) -> np.ndarray:
+def gibbs(
+    coupling: Coupling,
+    beta: float,
+    start,
+    n_classes: int,
+    rng: np.random.Generator,
+    sweeps: int = 1,
+    class_weights=None,
+) -> np.ndarray:
     """Labels after ``sweeps`` systematic-scan Gibbs sweeps from ``start``.
 
     Parameters
@@ -67,22 +76,45 @@ def gibbs(coupling: Coupling, beta: float, start, n_classes: int, rng: np.random
         Unbalanced-sampling weights ``a_g`` (default all 1).
     """
     beta, z, a = _prepare(coupling, beta, start, n_classes, class_weights, rng)
-    gibbs_sweeps(coupling.indptr, coupling.indices, coupling.data, z, beta, a,
-                 _check_sweeps(sweeps), rng)
+    gibbs_sweeps(
+        coupling.indptr, coupling.indices, coupling.data, z, beta, a, _check_sweeps(sweeps), rng
+    )
     return z
 
 
-def swendsen_wang(coupling: Coupling, beta: float, start, n_classes: int,
-                  rng: np.random.Generator, sweeps: int = 1, class_weights=None) -> np.ndarray:
+def swendsen_wang(
+    coupling: Coupling,
+    beta: float,
+    start,
+    n_classes: int,
+    rng: np.random.Generator,
+    sweeps: int = 1,
+    class_weights=None,
+) -> np.ndarray:
     """Labels after ``sweeps`` Swendsen-Wang sweeps from ``start`` (same parameters as :func:`gibbs`)."""
     beta, z, a = _prepare(coupling, beta, start, n_classes, class_weights, rng)
-    swendsen_wang_sweeps(coupling.src, coupling.dst, coupling.weight, coupling.uniform_weight, z,
-                         beta, a, _check_sweeps(sweeps), rng)
+    swendsen_wang_sweeps(
+        coupling.src,
+        coupling.dst,
+        coupling.weight,
+        coupling.uniform_weight,
+        z,
+        beta,
+        a,
+        _check_sweeps(sweeps),
+        rng,
+    )
     return z
 
 
-def cftp(coupling: Coupling, beta: float, start, rng: np.random.Generator,
-         max_sweeps: int = CFTP_MAX_SWEEPS, class_weights=None) -> Draw:
+def cftp(
+    coupling: Coupling,
+    beta: float,
+    start,
+    rng: np.random.Generator,
+    max_sweeps: int = CFTP_MAX_SWEEPS,
+    class_weights=None,
+) -> Draw:
     """An exact draw for two classes by monotone coupling from the past.
 
     Parameters
@@ -106,6 +138,7 @@ def cftp(coupling: Coupling, beta: float, start, rng: np.random.Generator,
     if max_sweeps < 1:
         raise ValueError("max_sweeps must be at least 1")
     seed = int(rng.integers(0, 2**63))
-    exact, sweeps = cftp_potts2(coupling.indptr, coupling.indices, coupling.data, z, beta, a,
-                                max_sweeps, seed)
+    exact, sweeps = cftp_potts2(
+        coupling.indptr, coupling.indices, coupling.data, z, beta, a, max_sweeps, seed
+    )
     return Draw(z, int(sweeps), bool(exact))

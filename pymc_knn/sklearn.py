@@ -155,10 +155,25 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
            [0.96, 0.04]])
     """
 
-    def __init__(self, model="symmetrised", method="exchange", draws=1000, tune=1000, chains=2,
-                 cores=1, random_seed=None, beta_upper=4.0, k_max=None, sigma_upper=None,
-                 standardize=True, sampler="swendsen_wang", sweeps=None, ci_prob=0.95,
-                 progressbar=False, mp_ctx=None):
+    def __init__(
+        self,
+        model="symmetrised",
+        method="exchange",
+        draws=1000,
+        tune=1000,
+        chains=2,
+        cores=1,
+        random_seed=None,
+        beta_upper=4.0,
+        k_max=None,
+        sigma_upper=None,
+        standardize=True,
+        sampler="swendsen_wang",
+        sweeps=None,
+        ci_prob=0.95,
+        progressbar=False,
+        mp_ctx=None,
+    ):
         self.model = model
         self.method = method
         self.draws = draws
@@ -201,7 +216,8 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         if classes.size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 classes in y, got {classes.size} class "
-                f"({classes[0]!r})")
+                f"({classes[0]!r})"
+            )
         # a copy, owned and writable (joblib may pass a read-only memory map); the model is
         # rebuilt from it when the estimator is unpickled
         X = np.array(X)
@@ -209,16 +225,28 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         for stale in ("korea_", "model_", "idata_", "convergence_", "_fit_X", "_fit_y"):
             self.__dict__.pop(stale, None)
         if self.method == "korea":
-            self.korea_ = korea(X, y_encoded, neighbours=self.model, k_max=upper,
-                                beta_prior=pm.Uniform.dist(0, self.beta_upper),
-                                beta_upper=self.beta_upper, standardize=self.standardize)
+            self.korea_ = korea(
+                X,
+                y_encoded,
+                neighbours=self.model,
+                k_max=upper,
+                beta_prior=pm.Uniform.dist(0, self.beta_upper),
+                beta_upper=self.beta_upper,
+                standardize=self.standardize,
+            )
         else:
             model = self._build_model(X, y_encoded, upper, classes.size)
             with model:
                 idata = pm.sample(
-                    self.draws, tune=self.tune, chains=self.chains, cores=self.cores,
-                    random_seed=self.random_seed, step=self._step(),
-                    progressbar=self.progressbar, mp_ctx=self._mp_ctx())
+                    self.draws,
+                    tune=self.tune,
+                    chains=self.chains,
+                    cores=self.cores,
+                    random_seed=self.random_seed,
+                    step=self._step(),
+                    progressbar=self.progressbar,
+                    mp_ctx=self._mp_ctx(),
+                )
             self.model_, self.idata_ = model, idata
             self.convergence_ = check_convergence(idata, var_names=list(idata.posterior))
             if self.model in ("symmetrised", "equal") and upper > 1:
@@ -241,8 +269,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if hasattr(self, "korea_"):  # fitted by KOREA, whatever method says now
             return self.korea_.predictive_summary(X, ci_prob=self.ci_prob, classes=self.classes_)
-        return predictive_summary(self.idata_, X, model=self.model_, ci_prob=self.ci_prob,
-                                  classes=self.classes_)
+        return predictive_summary(
+            self.idata_, X, model=self.model_, ci_prob=self.ci_prob, classes=self.classes_
+        )
 
     def predict_proba(self, X):
         """Posterior predictive class probabilities, shape (n_samples, n_classes)."""
@@ -259,8 +288,10 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.method == "korea" and self.model not in ("symmetrised", "equal"):
-            raise ValueError(f"method='korea' approximates the kNN models ('symmetrised', "
-                             f"'equal'), not {self.model!r}")
+            raise ValueError(
+                f"method='korea' approximates the kNN models ('symmetrised', "
+                f"'equal'), not {self.model!r}"
+            )
         check_positive(self.beta_upper, "beta_upper")
         if self.sigma_upper is not None:
             check_positive(self.sigma_upper, "sigma_upper")
@@ -289,12 +320,29 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
             beta = pm.Uniform("beta", 0, self.beta_upper)
             if self.model in ("symmetrised", "equal"):
                 k = pm.DiscreteUniform("k", 1, upper) if upper != 1 else 1
-                PottsKNN("y", X=X, beta=beta, k=k, neighbours=self.model, k_max=upper,
-                         n_classes=G, standardize=self.standardize, observed=y)
+                PottsKNN(
+                    "y",
+                    X=X,
+                    beta=beta,
+                    k=k,
+                    neighbours=self.model,
+                    k_max=upper,
+                    n_classes=G,
+                    standardize=self.standardize,
+                    observed=y,
+                )
             else:
                 sigma = pm.Uniform("sigma", 0, upper)
-                DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=self.model.removeprefix("dnn-"),
-                           n_classes=G, standardize=self.standardize, observed=y)
+                DistanceNN(
+                    "y",
+                    X=X,
+                    beta=beta,
+                    sigma=sigma,
+                    kernel=self.model.removeprefix("dnn-"),
+                    n_classes=G,
+                    standardize=self.standardize,
+                    observed=y,
+                )
         return model
 
     def __getstate__(self):
@@ -306,8 +354,9 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
     def __setstate__(self, state):
         super().__setstate__(state)
         if "_fit_X" in state:
-            self.model_ = self._build_model(self._fit_X, self._fit_y, self.prior_upper_,
-                                            self.classes_.size)
+            self.model_ = self._build_model(
+                self._fit_X, self._fit_y, self.prior_upper_, self.classes_.size
+            )
 
     def _mp_ctx(self):
         """``mp_ctx`` for ``pm.sample``: a standard context inside a joblib (loky) worker."""

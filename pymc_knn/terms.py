@@ -60,9 +60,13 @@ class PottsTerm:
         """What rebuilds this term from its covariates (:meth:`from_spec`): the likelihood and
         its options, JSON-serialisable (a saved fit's record)."""
         g = self.graph
-        out = {"likelihood": "PottsKNN" if self.is_knn else "DistanceNN",
-               "standardize": g.standardize, "n_classes": self.n_classes,
-               "class_weights": self.class_weights.tolist(), "beta_max": self.beta_max}
+        out = {
+            "likelihood": "PottsKNN" if self.is_knn else "DistanceNN",
+            "standardize": g.standardize,
+            "n_classes": self.n_classes,
+            "class_weights": self.class_weights.tolist(),
+            "beta_max": self.beta_max,
+        }
         if self.is_knn:
             out.update(neighbours=g.kind, k_max=g.k_max)
         else:
@@ -73,11 +77,20 @@ class PottsTerm:
     def from_spec(cls, X, spec: dict) -> PottsTerm:
         """The term of :meth:`spec` on covariates ``X`` (as given to the likelihood)."""
         if spec["likelihood"] == "PottsKNN":
-            graph = KNNGraph(X, k_max=spec["k_max"], neighbours=spec["neighbours"],
-                             standardize=spec["standardize"])
+            graph = KNNGraph(
+                X,
+                k_max=spec["k_max"],
+                neighbours=spec["neighbours"],
+                standardize=spec["standardize"],
+            )
         else:
-            graph = DistanceGraph(X, kernel=spec["kernel"], standardize=spec["standardize"],
-                                  epsilon=spec["epsilon"], drop_tol=spec.get("drop_tol", 0.0))
+            graph = DistanceGraph(
+                X,
+                kernel=spec["kernel"],
+                standardize=spec["standardize"],
+                epsilon=spec["epsilon"],
+                drop_tol=spec.get("drop_tol", 0.0),
+            )
         return cls(graph, spec["n_classes"], spec["class_weights"], spec["beta_max"])
 
     def coupling(self, theta) -> Coupling:
@@ -90,8 +103,9 @@ class PottsTerm:
             return c
         c = self._cache[key] = self.graph.coupling(key)
         limit = len(self._cache) if self.is_knn else self._DNN_CACHE
-        while len(self._cache) > 1 and (len(self._cache) > limit
-                                        or _total_bytes(self._cache) > COUPLING_CACHE_BYTES):
+        while len(self._cache) > 1 and (
+            len(self._cache) > limit or _total_bytes(self._cache) > COUPLING_CACHE_BYTES
+        ):
             self._cache.popitem(last=False)
         return c
 
@@ -141,7 +155,10 @@ class PottsTerm:
             c = self.graph.coupling(theta.item())  # not cached: k_max couplings would not fit
             res = minimize_scalar(
                 lambda b: -_log_pl(c, y, b, a),
-                bounds=(0.0, beta_upper), method="bounded", options={"xatol": 1e-4})
+                bounds=(0.0, beta_upper),
+                method="bounded",
+                options={"xatol": 1e-4},
+            )
             beta_hat[i], log_pl[i] = res.x, -res.fun
         return thetas, beta_hat, log_pl
 
@@ -151,8 +168,16 @@ class PottsTerm:
         best = int(np.argmax(log_pl))
         return float(beta_hat[best]), thetas[best].item()
 
-    def draw(self, beta, theta, start, rng, sampler="swendsen_wang", sweeps=10,
-             max_sweeps=CFTP_MAX_SWEEPS):
+    def draw(
+        self,
+        beta,
+        theta,
+        start,
+        rng,
+        sampler="swendsen_wang",
+        sweeps=10,
+        max_sweeps=CFTP_MAX_SWEEPS,
+    ):
         """An auxiliary draw ``z ~ f(. | beta, theta)``: ``(labels, sweeps, exact)``.
 
         ``"swendsen_wang"`` and ``"gibbs"`` run ``sweeps`` sweeps from ``start`` (approximate);
@@ -166,7 +191,8 @@ class PottsTerm:
         if c.floor is not None:
             raise ValueError(
                 "PottsTerm.draw does not carry the ball kernel's floor on a kept d-nn table: use "
-                "the step methods (Swendsen-Wang), or drop_tol=0")
+                "the step methods (Swendsen-Wang), or drop_tol=0"
+            )
         if sampler == "swendsen_wang":
             swendsen_wang_sweeps(c.src, c.dst, c.weight, c.uniform_weight, z, beta, a, sweeps, rng)
             return z, sweeps, False
@@ -174,8 +200,9 @@ class PottsTerm:
             gibbs_sweeps(c.indptr, c.indices, c.data, z, beta, a, sweeps, rng)
             return z, sweeps, False
         if sampler == "cftp":
-            ok, used = cftp_potts2(c.indptr, c.indices, c.data, z, beta, a, max_sweeps,
-                                   int(rng.integers(0, 2**63)))
+            ok, used = cftp_potts2(
+                c.indptr, c.indices, c.data, z, beta, a, max_sweeps, int(rng.integers(0, 2**63))
+            )
             return z, int(used), bool(ok)
         if sampler == "enumerate":
             enumerated_draw(c.src, c.dst, c.weight, a, beta, z, rng.random())
@@ -195,11 +222,16 @@ class PottsTerm:
                 f"sampler='enumerate' needs G^n <= 4194304 labelings, this model has "
                 f"{self.n_classes}^{self.n}: use 'cftp', 'swendsen_wang' or 'gibbs'"
             )
-        if (sampler not in ("swendsen_wang",) and not self.is_knn and self.graph.sparse
-                and self.graph.kernel == "ball"):
+        if (
+            sampler not in ("swendsen_wang",)
+            and not self.is_knn
+            and self.graph.sparse
+            and self.graph.kernel == "ball"
+        ):
             raise ValueError(
                 f"sampler={sampler!r} does not carry the ball kernel's floor on a kept d-nn table "
-                f"(drop_tol = {self.graph.drop_tol:g}): use 'swendsen_wang', or drop_tol=0")
+                f"(drop_tol = {self.graph.drop_tol:g}): use 'swendsen_wang', or drop_tol=0"
+            )
         return sampler
 
 

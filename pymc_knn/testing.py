@@ -76,8 +76,9 @@ def log_normaliser(coupling: Coupling, beta, n_classes: int, class_weights=None)
     return out if np.ndim(beta) else float(out[0])
 
 
-def label_probabilities(coupling: Coupling, beta: float, n_classes: int,
-                        class_weights=None) -> np.ndarray:
+def label_probabilities(
+    coupling: Coupling, beta: float, n_classes: int, class_weights=None
+) -> np.ndarray:
     """Exact ``f(z | beta)`` of every labeling, in the order of :func:`all_labelings`."""
     e = state_energies(coupling, n_classes, class_weights)
     logp = beta * e - _log_z(e, beta)[0]
@@ -96,14 +97,22 @@ def _trapezoid_weights(x: np.ndarray) -> np.ndarray:
 
 def _completions(y, missing, G) -> np.ndarray:
     """Every labeling that agrees with ``y`` outside ``missing``: ``(G^len(missing), n)``."""
-    out = np.repeat(y[None, :], G ** missing.size, axis=0)
+    out = np.repeat(y[None, :], G**missing.size, axis=0)
     out[:, missing] = all_labelings(missing.size, G)
     return out
 
 
-def exact_posterior(graph: NeighbourGraph, y, beta, params, log_prior: Callable | None = None,
-                    n_classes: int | None = None, class_weights=None,
-                    pseudo: bool = False, missing=None) -> xr.Dataset:
+def exact_posterior(
+    graph: NeighbourGraph,
+    y,
+    beta,
+    params,
+    log_prior: Callable | None = None,
+    n_classes: int | None = None,
+    class_weights=None,
+    pseudo: bool = False,
+    missing=None,
+) -> xr.Dataset:
     """Exact posterior (or pseudo-posterior) of ``(beta, k)`` or ``(beta, sigma)`` on a grid.
 
     ``p(beta, theta | y) ∝ pi(beta, theta) exp(beta E_theta(y)) / Z(beta, theta)``; with
@@ -156,8 +165,7 @@ def exact_posterior(graph: NeighbourGraph, y, beta, params, log_prior: Callable 
         theta = theta.item()
         if pseudo:
             indptr, indices, data = graph.conditional_weights(theta)
-            loglik[0, :, c] = [log_pseudo_likelihood(indptr, indices, data, y, b, a)
-                               for b in betas]
+            loglik[0, :, c] = [log_pseudo_likelihood(indptr, indices, data, y, b, a) for b in betas]
         else:
             coupling = graph.coupling(theta)
             e_all = state_energies(coupling, G, a)
@@ -166,7 +174,9 @@ def exact_posterior(graph: NeighbourGraph, y, beta, params, log_prior: Callable 
     B, P = np.meshgrid(betas, params, indexing="ij")
     prior = 0.0 if log_prior is None else np.broadcast_to(log_prior(B, P), B.shape)
     wb = _trapezoid_weights(betas)
-    wp = np.ones(params.size) if graph.parameter == "k" else _trapezoid_weights(params.astype(float))
+    wp = (
+        np.ones(params.size) if graph.parameter == "k" else _trapezoid_weights(params.astype(float))
+    )
     quad = np.outer(wb, wp)
     joint = loglik + prior  # per completion
     with np.errstate(divide="ignore"):
@@ -181,6 +191,7 @@ def exact_posterior(graph: NeighbourGraph, y, beta, params, log_prior: Callable 
     if missing.size:
         onehot = completions[:, missing, None] == np.arange(G)
         proba = np.einsum("v,vmg->mg", completion_mass, onehot)
-        out["label_proba"] = xr.DataArray(proba, dims=("missing", "class"),
-                                          coords={"missing": missing, "class": np.arange(G)})
+        out["label_proba"] = xr.DataArray(
+            proba, dims=("missing", "class"), coords={"missing": missing, "class": np.arange(G)}
+        )
     return out

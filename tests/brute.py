@@ -67,7 +67,9 @@ def log_pl(C, y, beta, G, a=None):
     a = np.ones(G) if a is None else np.asarray(a)
     total = 0.0
     for i in range(len(y)):
-        h = np.array([a[g] * sum(C[i, j] for j in range(len(y)) if j != i and y[j] == g) for g in range(G)])
+        h = np.array(
+            [a[g] * sum(C[i, j] for j in range(len(y)) if j != i and y[j] == g) for g in range(G)]
+        )
         total += beta * h[y[i]] - logsumexp(beta * h)
     return total
 

@@ -46,8 +46,9 @@ def test_iterations_for_reaches_the_target_between_draws(rng):
 def observe(a, trace, acc, cap=None, move=BETA_MOVE, noise=np.nan):
     n = len(trace)
     cap = np.ones(n) if cap is None else np.full(n, cap)
-    return a.observe(trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64),
-                     np.full(n, noise))
+    return a.observe(
+        trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64), np.full(n, noise)
+    )
 
 
 def rows(block, rng):
@@ -56,8 +57,14 @@ def rows(block, rng):
 
 
 def adaptation(n_free=1, graph=(True,), **kwargs):
-    return Adaptation(n_free, np.array(graph, bool), proposal_sd=0.5, k_radius=4.0,
-                      max_radius=np.full(len(graph), 100), **kwargs)
+    return Adaptation(
+        n_free,
+        np.array(graph, bool),
+        proposal_sd=0.5,
+        k_radius=4.0,
+        max_radius=np.full(len(graph), 100),
+        **kwargs,
+    )
 
 
 def test_steps_follow_their_own_acceptance(rng):
@@ -101,8 +108,10 @@ def test_a_window_learns_the_shape_the_ridge_and_the_iterations(rng):
     u = 0.1 * k + rng.normal(size=n)
     v = 0.5 * u + 0.2 * rng.normal(size=n)
     a = adaptation(n_free=2)
-    closed = [observe(a, rows(np.column_stack([u, v, k])[i:i + 20], rng), acc=0.3)
-              for i in range(0, n, 20)]
+    closed = [
+        observe(a, rows(np.column_stack([u, v, k])[i : i + 20], rng), acc=0.3)
+        for i in range(0, n, 20)
+    ]
     assert closed == [False] * 9 + [True]
     assert a.window_length == 2 * FIRST_WINDOW
     np.testing.assert_allclose(a.slope[0], [0.1, 0.05], atol=0.03)
@@ -116,7 +125,7 @@ def test_fixed_iterations_stay_fixed(rng):
     a = adaptation(graph=(), iterations=7, adapt_iterations=False)
     x = ar1(0.95, 4 * FIRST_WINDOW, rng)[:, None]
     for i in range(0, len(x), 50):
-        observe(a, rows(x[i:i + 50], rng), acc=0.3)
+        observe(a, rows(x[i : i + 50], rng), acc=0.3)
     a.finish()
     assert a.iterations == 7
 
@@ -125,12 +134,12 @@ def test_iterations_follow_the_autocorrelation_and_stop_at_the_bound(rng):
     x = ar1(0.95, 8 * FIRST_WINDOW, rng)[:, None]  # tau 39
     a = adaptation(graph=())
     for i in range(0, len(x), 50):
-        observe(a, rows(x[i:i + 50], rng), acc=0.3)
+        observe(a, rows(x[i : i + 50], rng), acc=0.3)
     a.finish()
     assert 12 <= a.iterations <= 40  # iterations_for(39) = 22
     capped = adaptation(graph=(), max_iterations=5)
     for i in range(0, len(x), 50):
-        observe(capped, rows(x[i:i + 50], rng), acc=0.3)
+        observe(capped, rows(x[i : i + 50], rng), acc=0.3)
     capped.finish()
     assert capped.iterations == 5
 
@@ -171,8 +180,11 @@ def test_the_bridge_follows_the_noise_of_the_ratio(rng):
     p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
     assert (p.bridge_unit, p.max_bridge) == (a.bridge_unit, 1000)
     assert [bridge_fields(p, d) for d in (1.0, -2.0, 10.0, 1000.0)] == [
-        round(a.bridge_unit) - 1, round(2 * a.bridge_unit) - 1, round(10 * a.bridge_unit) - 1,
-        1000]
+        round(a.bridge_unit) - 1,
+        round(2 * a.bridge_unit) - 1,
+        round(10 * a.bridge_unit) - 1,
+        1000,
+    ]
 
 
 def test_a_quiet_ratio_needs_no_bridge_and_a_fixed_one_stays(rng):

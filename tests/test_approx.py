@@ -55,7 +55,7 @@ def test_laplace_matches_quadrature_of_the_pseudo_posterior(kind):
         log_marginal.append(logsumexp(lp) + np.log(d))
         b = np.argmax(lp)
         modes.append(GRID[b])
-        curv_sd.append(np.sqrt(-d**2 / (lp[b + 1] - 2 * lp[b] + lp[b - 1])))
+        curv_sd.append(np.sqrt(-(d**2) / (lp[b + 1] - 2 * lp[b] + lp[b - 1])))
     exact = np.exp(np.array(log_marginal) - max(log_marginal))
     exact /= exact.sum()
     np.testing.assert_allclose(post.beta_mode, modes, atol=2 * d)
@@ -85,15 +85,19 @@ def test_a_pseudo_posterior_cut_by_the_prior_is_a_truncated_gaussian(kind, upper
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the prior ends at beta_upper: nothing to warn about
         warnings.filterwarnings("ignore", "korea: the posterior of k")  # k_max = 12 cuts it
-        approx = pk.korea(X, y, neighbours=kind, k_max=12, beta_prior=pm.Uniform.dist(0, upper),
-                          beta_upper=upper)
+        approx = pk.korea(
+            X, y, neighbours=kind, k_max=12, beta_prior=pm.Uniform.dist(0, upper), beta_upper=upper
+        )
     post = approx.posterior
     assert post.at_bound.any() and not post.at_bound.all()
     assert (post.beta_mu.values[post.at_bound.values] > upper).all()
     cut = GRID[GRID <= upper]
     d = cut[1] - cut[0]
-    logm = [logsumexp(pseudo_posterior(X, y, k, kind, lambda b: np.zeros_like(b))[GRID <= upper])
-            + np.log(d) for k in post.k.values]
+    logm = [
+        logsumexp(pseudo_posterior(X, y, k, kind, lambda b: np.zeros_like(b))[GRID <= upper])
+        + np.log(d)
+        for k in post.k.values
+    ]
     exact = np.exp(np.array(logm) - max(logm))
     exact /= exact.sum()
     # measured 0.011 (symmetrised), 0.17 when the truncation of the Gaussian is left out
@@ -112,8 +116,9 @@ def test_log_pseudo_likelihood_and_its_derivatives(rng):
     for beta in (0.3, 1.7, 6.0):
         value, d1, d2 = log_pl_derivatives(h, y, beta)
         assert value == pytest.approx(brute.log_pl(C, y, beta, 2))
-        assert value == pytest.approx(pk.kernels.log_pseudo_likelihood(
-            *graph.conditional_weights(4), y, beta, np.ones(2)))
+        assert value == pytest.approx(
+            pk.kernels.log_pseudo_likelihood(*graph.conditional_weights(4), y, beta, np.ones(2))
+        )
         e = 1e-3
         up, down = (log_pl_derivatives(h, y, beta + s)[0] for s in (e, -e))
         assert d1 == pytest.approx((up - down) / (2 * e), rel=1e-5)
@@ -145,8 +150,7 @@ def test_predictive_is_the_mixture_of_the_new_points_conditionals(kind, rng):
                 optimal[a] = softmax(post.beta_mode.sel(k=k).item() * h)
     summary = approx.predictive_summary(X_new, classes=["a", "b", "c"])
     np.testing.assert_allclose(summary.proba, expected, rtol=1e-10)
-    np.testing.assert_allclose(approx.predict_proba(X_new, estimate="optimal"), optimal,
-                               rtol=1e-10)
+    np.testing.assert_allclose(approx.predict_proba(X_new, estimate="optimal"), optimal, rtol=1e-10)
     assert (summary.lower <= summary.proba).all() and (summary.proba <= summary.upper).all()
     assert list(summary.bayes_class.values) == list(np.array(["a", "b", "c"])[expected.argmax(1)])
     np.testing.assert_array_equal(approx.predict(X_new), expected.argmax(1))

@@ -37,8 +37,9 @@ def _problem(case):
         return c.src, c.dst, c.weight, c.uniform_weight
 
     c0, c1 = edges(theta0[1]), edges(theta1[1])
-    log_q0, log_q1 = (b * state_energies(*c[:3], a, 8, a.size) for b, c in ((theta0[0], c0),
-                                                                           (theta1[0], c1)))
+    log_q0, log_q1 = (
+        b * state_energies(*c[:3], a, 8, a.size) for b, c in ((theta0[0], c0), (theta1[0], c1))
+    )
     exact = np.exp(logsumexp(log_q0) - logsumexp(log_q1))
     return a, c0, c1, theta0[0], theta1[0], exact, np.exp(log_q1 - logsumexp(log_q1))
 

@@ -8,7 +8,11 @@ from hypothesis.extra.numpy import arrays
 
 import pymc_knn as pk
 from pymc_knn.classical import (
-    knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve,
+    knn_error_rates,
+    knn_predict,
+    knn_vote,
+    loo_choose_k,
+    loo_error_curve,
 )
 
 import brute
@@ -33,9 +37,18 @@ def predict_by_definition(X_train, y_train, X_new, k):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(2, 4).flatmap(
-    lambda G: st.tuples(st.just(G), arrays(np.int64, st.tuples(st.integers(1, 6), st.integers(1, 12)),
-                                           elements=st.integers(0, G - 1)))))
+@given(
+    st.integers(2, 4).flatmap(
+        lambda G: st.tuples(
+            st.just(G),
+            arrays(
+                np.int64,
+                st.tuples(st.integers(1, 6), st.integers(1, 12)),
+                elements=st.integers(0, G - 1),
+            ),
+        )
+    )
+)
 def test_vote_matches_definition_for_every_k(case):
     G, labels = case
     got = knn_vote(labels, G)
@@ -45,14 +58,17 @@ def test_vote_matches_definition_for_every_k(case):
             assert got[a, k - 1] == vote_by_definition(labels[a], k, G)
 
 
-@pytest.mark.parametrize("labels, G, expected", [
-    ([1, 0], 2, [1, 1]),                     # k = 2 tied: back to k = 1, not the lower class
-    ([0, 1, 1, 0], 2, [0, 0, 1, 1]),         # k = 4 tied: k = 3 says 1
-    ([0, 1, 1, 0, 0, 1], 2, [0, 0, 1, 1, 0, 0]),
-    ([2, 2, 0, 0, 1, 1], 3, [2, 2, 2, 2, 2, 2]),   # ties at 4, 5, 6: back to k = 3
-    ([1, 2, 0, 0], 3, [1, 1, 1, 0]),         # k = 2, 3 tied: back to k = 1
-    ([0, 1, 2, 2, 1], 3, [0, 0, 0, 2, 2]),   # k = 5: 1 and 2 tied, k = 4 says 2
-])
+@pytest.mark.parametrize(
+    "labels, G, expected",
+    [
+        ([1, 0], 2, [1, 1]),  # k = 2 tied: back to k = 1, not the lower class
+        ([0, 1, 1, 0], 2, [0, 0, 1, 1]),  # k = 4 tied: k = 3 says 1
+        ([0, 1, 1, 0, 0, 1], 2, [0, 0, 1, 1, 0, 0]),
+        ([2, 2, 0, 0, 1, 1], 3, [2, 2, 2, 2, 2, 2]),  # ties at 4, 5, 6: back to k = 3
+        ([1, 2, 0, 0], 3, [1, 1, 1, 0]),  # k = 2, 3 tied: back to k = 1
+        ([0, 1, 2, 2, 1], 3, [0, 0, 0, 2, 2]),  # k = 5: 1 and 2 tied, k = 4 says 2
+    ],
+)
 def test_vote_ties_resolved_by_decreasing_k(labels, G, expected):
     np.testing.assert_array_equal(knn_vote([labels], G)[0], expected)
 
@@ -80,8 +96,9 @@ def test_predict_and_error_rates_match_definition(seed, standardize):
     rates = knn_error_rates(X, y, X_new, y_new, ks, standardize=standardize)
     for k in ks:
         expected = predict_by_definition(Xb, y, Xb_new, k)
-        np.testing.assert_array_equal(knn_predict(X, y, X_new, k, standardize=standardize),
-                                      expected)
+        np.testing.assert_array_equal(
+            knn_predict(X, y, X_new, k, standardize=standardize), expected
+        )
         assert rates.sel(k=k).item() == pytest.approx(np.mean(expected != y_new))
         assert rates.n_errors.sel(k=k).item() == np.sum(expected != y_new)
 
@@ -98,8 +115,10 @@ def test_loo_equals_refitting_without_the_point(seed):
     curve = loo_error_curve(X, y, standardize=False)
     assert curve.k.values.tolist() == list(range(1, 11))
     for k in range(1, 11):
-        refit = [knn_predict(np.delete(X, i, 0), np.delete(y, i), X[i:i + 1], k,
-                             standardize=False)[0] for i in range(11)]
+        refit = [
+            knn_predict(np.delete(X, i, 0), np.delete(y, i), X[i : i + 1], k, standardize=False)[0]
+            for i in range(11)
+        ]
         assert curve.n_errors.sel(k=k).item() == np.sum(np.array(refit) != y)
 
 
@@ -127,8 +146,10 @@ RIPLEY_TABLE_1 = {1: 0.150, 3: 0.134, 15: 0.095, 17: 0.087, 31: 0.084, 54: 0.081
 PIMA_TABLE_2 = {1: 0.316, 3: 0.229, 15: 0.226, 31: 0.211, 57: 0.205, 66: 0.208}
 
 
-@pytest.mark.parametrize("load, table", [(pk.datasets.load_ripley, RIPLEY_TABLE_1),
-                                         (pk.datasets.load_pima, PIMA_TABLE_2)])
+@pytest.mark.parametrize(
+    "load, table",
+    [(pk.datasets.load_ripley, RIPLEY_TABLE_1), (pk.datasets.load_pima, PIMA_TABLE_2)],
+)
 def test_test_error_rates_reproduce_the_paper_on_raw_covariates(load, table):
     (X, y, *_), (X_te, y_te, *_) = load("train"), load("test")
     rates = knn_error_rates(X, y, X_te, y_te, list(table), standardize=False)
@@ -159,27 +180,30 @@ def test_standardised_by_default():
 X3, Y3 = small_problem(0, n=6, p=2, G=2)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: knn_predict(X3, Y3[:5], X3, 1), "5 labels for 6 points"),
-    (lambda: knn_predict(np.where(np.eye(6, 2), np.nan, X3), Y3, X3, 1), "NaN"),
-    (lambda: knn_predict(X3, Y3, X3[:, :1], 1), "1 columns"),
-    (lambda: knn_predict(X3, Y3, X3, 0), r"k must be an integer in 1\.\.6"),
-    (lambda: knn_predict(X3, Y3, X3, 7), r"k must be an integer in 1\.\.6"),
-    (lambda: knn_predict(X3, Y3, X3, 2.5), "k must be an integer"),
-    (lambda: knn_predict(X3, Y3, X3, True), "k must be an integer"),
-    (lambda: knn_predict(X3, Y3 + 0.5, X3, 1), "whole numbers"),
-    (lambda: knn_predict(X3, Y3 - 1, X3, 1), "0..G-1"),
-    (lambda: knn_predict(X3, np.array(list("abcabc")), X3, 1), "encode them first"),
-    (lambda: knn_error_rates(X3, Y3, X3, Y3[:4], [1]), "4 labels for 6 points"),
-    (lambda: knn_error_rates(X3, Y3, X3, Y3, [1, 3, 1]), "distinct"),
-    (lambda: knn_error_rates(X3, Y3, X3, Y3, []), "non-empty"),
-    (lambda: knn_error_rates(X3, Y3, X3, Y3, [1, 9]), r"every k in ks must be .* 1\.\.6"),
-    (lambda: loo_error_curve(X3, Y3, k_max=6), r"k_max must be an integer in 1\.\.n-1"),
-    (lambda: loo_choose_k(X3[:, 0], Y3), "must be 2-D"),
-    (lambda: knn_vote([0, 1, 1], 2), "must be 2-D"),
-    (lambda: knn_vote([[0, 2]], 2), r"0\.\.1 for 2 classes"),
-    (lambda: knn_vote([[0, 1]], 1), "n_classes must be an integer >= 2"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: knn_predict(X3, Y3[:5], X3, 1), "5 labels for 6 points"),
+        (lambda: knn_predict(np.where(np.eye(6, 2), np.nan, X3), Y3, X3, 1), "NaN"),
+        (lambda: knn_predict(X3, Y3, X3[:, :1], 1), "1 columns"),
+        (lambda: knn_predict(X3, Y3, X3, 0), r"k must be an integer in 1\.\.6"),
+        (lambda: knn_predict(X3, Y3, X3, 7), r"k must be an integer in 1\.\.6"),
+        (lambda: knn_predict(X3, Y3, X3, 2.5), "k must be an integer"),
+        (lambda: knn_predict(X3, Y3, X3, True), "k must be an integer"),
+        (lambda: knn_predict(X3, Y3 + 0.5, X3, 1), "whole numbers"),
+        (lambda: knn_predict(X3, Y3 - 1, X3, 1), "0..G-1"),
+        (lambda: knn_predict(X3, np.array(list("abcabc")), X3, 1), "encode them first"),
+        (lambda: knn_error_rates(X3, Y3, X3, Y3[:4], [1]), "4 labels for 6 points"),
+        (lambda: knn_error_rates(X3, Y3, X3, Y3, [1, 3, 1]), "distinct"),
+        (lambda: knn_error_rates(X3, Y3, X3, Y3, []), "non-empty"),
+        (lambda: knn_error_rates(X3, Y3, X3, Y3, [1, 9]), r"every k in ks must be .* 1\.\.6"),
+        (lambda: loo_error_curve(X3, Y3, k_max=6), r"k_max must be an integer in 1\.\.n-1"),
+        (lambda: loo_choose_k(X3[:, 0], Y3), "must be 2-D"),
+        (lambda: knn_vote([0, 1, 1], 2), "must be 2-D"),
+        (lambda: knn_vote([[0, 2]], 2), r"0\.\.1 for 2 classes"),
+        (lambda: knn_vote([[0, 1]], 1), "n_classes must be an integer >= 2"),
+    ],
+)
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()

@@ -47,13 +47,15 @@ def fitted(data):
         warnings.simplefilter("ignore", RuntimeWarning)  # approximate predictive label draws
         idata = pm.sample(draws=40, tune=40, chains=2, cores=1, random_seed=1, **QUIET)
         idata.extend(pm.sample_prior_predictive(40, random_seed=2))
-        pm.sample_posterior_predictive(idata, extend_inferencedata=True, random_seed=3,
-                                       progressbar=False)
+        pm.sample_posterior_predictive(
+            idata, extend_inferencedata=True, random_seed=3, progressbar=False
+        )
     pk.add_predictions(idata, X[:4], model=model, classes=CLASSES, random_seed=4)
     return model, idata
 
 
 # --- named dims and coords -----------------------------------------------------------------------
+
 
 def test_named_dims_and_class_coords(data, fitted):
     X, y = data
@@ -83,17 +85,35 @@ def test_estimator_summary_has_its_classes_as_coords(data):
 
 # --- pm.sample's keyword arguments and idata_kwargs ---------------------------------------------
 
+
 def test_sample_kwargs_pass_through(data):
     X, y = data
     with model_of(X, y):
-        idata = pm.sample(draws=25, tune=15, chains=3, cores=1, random_seed=5,
-                          discard_tuned_samples=False, initvals={"beta": 1.0, "k": 3},
-                          exchange={"sweeps": 3}, **QUIET)
-        again = pm.sample(draws=25, tune=15, chains=3, cores=1, random_seed=5,
-                          discard_tuned_samples=False, initvals={"beta": 1.0, "k": 3},
-                          exchange={"sweeps": 3}, **QUIET)
-        trace = pm.sample(draws=10, tune=10, chains=1, random_seed=1,
-                          return_inferencedata=False, **QUIET)
+        idata = pm.sample(
+            draws=25,
+            tune=15,
+            chains=3,
+            cores=1,
+            random_seed=5,
+            discard_tuned_samples=False,
+            initvals={"beta": 1.0, "k": 3},
+            exchange={"sweeps": 3},
+            **QUIET,
+        )
+        again = pm.sample(
+            draws=25,
+            tune=15,
+            chains=3,
+            cores=1,
+            random_seed=5,
+            discard_tuned_samples=False,
+            initvals={"beta": 1.0, "k": 3},
+            exchange={"sweeps": 3},
+            **QUIET,
+        )
+        trace = pm.sample(
+            draws=10, tune=10, chains=1, random_seed=1, return_inferencedata=False, **QUIET
+        )
         only_k = pm.sample(draws=10, tune=10, chains=1, random_seed=1, var_names=["k"], **QUIET)
     assert idata.posterior.sizes["chain"] == 3 and idata.posterior.sizes["draw"] == 25
     assert idata.warmup_posterior.sizes["draw"] == 15
@@ -106,16 +126,28 @@ def test_sample_kwargs_pass_through(data):
 def test_idata_kwargs_dims_and_coords(data):
     X, y = data
     with model_of(X, y):
-        idata = pm.sample(draws=10, tune=10, chains=1, random_seed=1, **QUIET,
-                          idata_kwargs={"dims": {"y": ["obs"]}, "coords": {"obs": np.arange(40)}})
+        idata = pm.sample(
+            draws=10,
+            tune=10,
+            chains=1,
+            random_seed=1,
+            **QUIET,
+            idata_kwargs={"dims": {"y": ["obs"]}, "coords": {"obs": np.arange(40)}},
+        )
     assert idata.observed_data["y"].dims == ("obs",)
     assert idata.constant_data["y_X"].dims == ("obs", "y_feature")
 
 
 # --- ArviZ on every returned group ---------------------------------------------------------------
 
-SAMPLED_GROUPS = ["posterior", "sample_stats", "prior", "prior_predictive",
-                  "posterior_predictive", "predictions"]
+SAMPLED_GROUPS = [
+    "posterior",
+    "sample_stats",
+    "prior",
+    "prior_predictive",
+    "posterior_predictive",
+    "predictions",
+]
 
 
 @pytest.mark.parametrize("group", SAMPLED_GROUPS)
@@ -148,6 +180,7 @@ def test_observed_and_constant_data_are_plain_datasets(fitted):
 
 # --- model_to_graphviz ---------------------------------------------------------------------------
 
+
 def test_model_to_graphviz_renders_the_term(data):
     pytest.importorskip("graphviz")
     X, y = data
@@ -157,6 +190,7 @@ def test_model_to_graphviz_renders_the_term(data):
 
 
 # --- external NUTS samplers ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("sampler", ["nutpie", "numpyro", "blackjax"])
 def test_external_nuts_sampler_is_refused_clearly(data, sampler):
@@ -177,6 +211,7 @@ def test_external_nuts_sampler_still_works_without_a_term():
 
 
 # --- progress bars -------------------------------------------------------------------------------
+
 
 def test_beta_max_has_a_progress_bar(monkeypatch):
     """beta_max and mean_energy_curve draw a rich progress bar over the beta grid (in a terminal
@@ -235,6 +270,7 @@ def test_prediction_over_many_points_has_a_progress_bar(data, fitted, monkeypatc
     joint = pk.predict_proba(thin, X_new[:20], model=model, joint=True, random_seed=3)
     sizes = thin.posterior.sizes
     assert shown[-1] == ("joint prediction", sizes["chain"] * sizes["draw"])
-    again = pk.predict_proba(thin, X_new[:20], model=model, joint=True, random_seed=3,
-                             progressbar=False)
+    again = pk.predict_proba(
+        thin, X_new[:20], model=model, joint=True, random_seed=3, progressbar=False
+    )
     np.testing.assert_array_equal(joint.attrs["labels"], again.attrs["labels"])

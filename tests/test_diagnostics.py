@@ -37,15 +37,17 @@ def test_a_point_mass_is_not_a_failure(rng):
     """glass's equal model: k = 3 in every draw of every chain; R-hat and ESS are NaN."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", pk.ConvergenceWarning)
-        table = pk.check_convergence(idata(beta=rng.normal(size=(4, 1000)),
-                                           k=np.full((4, 1000), 3)))
+        table = pk.check_convergence(
+            idata(beta=rng.normal(size=(4, 1000)), k=np.full((4, 1000), 3))
+        )
     assert np.isnan(table.loc["k", "r_hat"])
 
 
 def test_warn_false_returns_the_table_silently(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error", pk.ConvergenceWarning)
-        table = pk.check_convergence(idata(beta=np.cumsum(rng.normal(size=(2, 200)), axis=1)),
-                                     warn=False)
+        table = pk.check_convergence(
+            idata(beta=np.cumsum(rng.normal(size=(2, 200)), axis=1)), warn=False
+        )
     assert set(table.columns) >= {"r_hat", "ess_bulk", "ess_tail"}
     assert issubclass(pk.ConvergenceWarning, ConvergenceWarning)  # scikit-learn's filters apply

@@ -45,13 +45,15 @@ def test_full_table_equals_dense_on_ripley(kernel, sigmas, ripley):
     predictive strengths of new points as the dense model's."""
     X, y = ripley
     dense = pk.DistanceGraph(X, kernel=kernel)
-    kept = pk.DistanceGraph(X, kernel=kernel, drop_tol=1e-9, sigma_max=1e-3 if kernel ==
-                            "exponential" else 1e3)
+    kept = pk.DistanceGraph(
+        X, kernel=kernel, drop_tol=1e-9, sigma_max=1e-3 if kernel == "exponential" else 1e3
+    )
     assert kept.width == len(X) - 1
     X_new = pk.datasets.load_ripley("test").X[:40]
     for s in sigmas:
-        np.testing.assert_allclose(kept.coupling(s).to_dense(), dense.coupling(s).to_dense(),
-                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            kept.coupling(s).to_dense(), dense.coupling(s).to_dense(), rtol=0, atol=1e-12
+        )
         assert kept.coupling(s).energy(y) == pytest.approx(dense.coupling(s).energy(y), abs=1e-9)
     h_kept = kept.strengths(X_new, y, np.array(sigmas), np.ones(2))
     h_dense = dense.strengths(X_new, y, np.array(sigmas), np.ones(2))
@@ -90,11 +92,15 @@ def test_ball_floor_is_exact_on_a_narrow_table(ripley, monkeypatch):
     assert c.energy(y) == pytest.approx(cd.energy(y), rel=1e-12)
     term, term_d = pk.terms.PottsTerm(kept, 2), pk.terms.PottsTerm(dense, 2)
     assert term.log_pseudo_likelihood(y, 1.3, s) == pytest.approx(
-        term_d.log_pseudo_likelihood(y, 1.3, s), rel=1e-12)
+        term_d.log_pseudo_likelihood(y, 1.3, s), rel=1e-12
+    )
     X_new = pk.datasets.load_ripley("test").X[:30]
-    np.testing.assert_allclose(kept.strengths(X_new, y, np.array([s]), np.ones(2)),
-                               dense.strengths(X_new, y, np.array([s]), np.ones(2)),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        kept.strengths(X_new, y, np.array([s]), np.ones(2)),
+        dense.strengths(X_new, y, np.array([s]), np.ones(2)),
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("a", [None, [1.0, 1.6]], ids=["equal", "weighted"])
@@ -109,8 +115,21 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
     aw = np.ones(2) if a is None else np.asarray(a)
     order, sq = kept.sorted_rows()
     C, floor, bound = np.empty(sq.shape), np.empty(8), np.zeros(1)
-    dnn_table_cumulative(sq, order, sigma, graphs.DNN_KERNELS["ball"], 0.2, C,
-                         np.zeros(8, dtype=np.int64), aw, 7, floor, bound, NO_SHELLS, 0.0)
+    dnn_table_cumulative(
+        sq,
+        order,
+        sigma,
+        graphs.DNN_KERNELS["ball"],
+        0.2,
+        C,
+        np.zeros(8, dtype=np.int64),
+        aw,
+        7,
+        floor,
+        bound,
+        NO_SHELLS,
+        0.0,
+    )
     assert bound[0] == 0.0 and floor.min() > 0
     probs = label_probabilities(dense, 1.5, 2, class_weights=a)
     rng = np.random.default_rng(5)
@@ -133,8 +152,14 @@ def test_sampling_widens_the_table_during_tuning(monkeypatch):
         beta = pm.Uniform("beta", 0, 3)
         sigma = pm.Uniform("sigma", 0, 3)
         pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y, drop_tol=1e-6)
-        idata = pm.sample(draws=40, tune=60, chains=1, random_seed=2, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=40,
+            tune=60,
+            chains=1,
+            random_seed=2,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     dropped = idata.sample_stats["dnn_dropped"].values
     assert dropped.max() <= 1e-6
 
@@ -149,8 +174,14 @@ def test_a_kept_table_in_pm_sample_warns_when_out_of_its_cover(monkeypatch):
         sigma = pm.Uniform("sigma", 1.0, 3)
         pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y, drop_tol=1e-6)
         with pytest.warns(UserWarning, match="dnn_dropped"):
-            idata = pm.sample(draws=5, tune=0, chains=1, random_seed=2, progressbar=False,
-                              compute_convergence_checks=False)
+            idata = pm.sample(
+                draws=5,
+                tune=0,
+                chains=1,
+                random_seed=2,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
     assert idata.sample_stats["dnn_dropped"].values.min() > 1e-6
 
 
@@ -187,7 +218,8 @@ def test_shells_count_the_dropped_points_and_bound_their_weight(kernel, sigma, m
     dropped[np.arange(600)[:, None], order] = False
     for i in range(600):
         np.testing.assert_array_equal(
-            np.bincount(shell[i, dropped[i]], minlength=shells.shape[1]), shells[i])
+            np.bincount(shell[i, dropped[i]], minlength=shells.shape[1]), shells[i]
+        )
     for s in sigma * np.array([0.25, 0.5, 1.0, 2.0, 4.0]):
         true = true_dropped_share(dense, kept, s).max()
         assert true <= kept.dropped_share(s) * (1 + 1e-9)
@@ -228,9 +260,21 @@ def test_cover_within_the_budget_and_a_warning_at_the_end_of_tuning(monkeypatch)
         kept.cover(5.0)
     assert kept.cover(5.0, strict=False) and kept.width == 20 and not kept.covers(5.0)
     with pm.Model():
-        pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 3),
-                      sigma=pm.Uniform("sigma", 2.0, 3.0), observed=y, drop_tol=1e-6,
-                      working_memory=budget)
+        pk.DistanceNN(
+            "y",
+            X=X,
+            beta=pm.Uniform("beta", 0, 3),
+            sigma=pm.Uniform("sigma", 2.0, 3.0),
+            observed=y,
+            drop_tol=1e-6,
+            working_memory=budget,
+        )
         with pytest.warns(UserWarning, match="as many as working_memory allows"):
-            pm.sample(draws=5, tune=30, chains=1, random_seed=2, progressbar=False,
-                      compute_convergence_checks=False)
+            pm.sample(
+                draws=5,
+                tune=30,
+                chains=1,
+                random_seed=2,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )

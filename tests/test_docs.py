@@ -69,7 +69,8 @@ def test_code_blocks_run(path, tmp_path, monkeypatch):
                 exec(compile(code, where, "exec"), namespace)
             except Exception as error:
                 raise AssertionError(
-                    f"the code block at {where} fails as written: {error!r}") from error
+                    f"the code block at {where} fails as written: {error!r}"
+                ) from error
     finally:
         plt.close("all")
 
@@ -107,6 +108,7 @@ def test_api_reference_lists_every_public_name():
 
 
 # --- the Examples sections of the API reference ------------------------------------------------
+
 
 def _public_objects():
     import importlib
@@ -154,7 +156,8 @@ def test_docstring_examples_run(tests, tmp_path, monkeypatch):
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)
     runner = doctest.DocTestRunner(
-        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False
+    )
     for test in tests:
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0

@@ -48,17 +48,31 @@ def dnn_model(X, y, kernel, beta_max=3.0):
 
 def oracle(model, y, beta_max, pseudo=False, log_prior=None, missing=None):
     term = potts_node(model.observed_RVs[0]).op.term
-    params = (np.arange(1, term.graph.k_max + 1) if term.is_knn
-              else np.linspace(*SIGMA, 281))
-    return exact_posterior(term.graph, y, np.linspace(0.0, beta_max, 601), params,
-                           log_prior=log_prior, n_classes=term.n_classes, pseudo=pseudo,
-                           missing=missing)
+    params = np.arange(1, term.graph.k_max + 1) if term.is_knn else np.linspace(*SIGMA, 281)
+    return exact_posterior(
+        term.graph,
+        y,
+        np.linspace(0.0, beta_max, 601),
+        params,
+        log_prior=log_prior,
+        n_classes=term.n_classes,
+        pseudo=pseudo,
+        missing=missing,
+    )
 
 
 def run(model, step, draws=4000, tune=1000, seed=7):
     with model:
-        return pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed, step=step,
-                         progressbar=False, compute_convergence_checks=False)
+        return pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            step=step,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
 
 
 def close(draws, exact, what):
@@ -110,8 +124,13 @@ def test_hastings_correction_of_the_k_proposal(k_radius):
     X, y = small_problem(8, n=10, G=2)
     model = knn_model(X, y, 5)
     with model:
-        step = pk.Exchange(sampler="enumerate", k_radius=k_radius, proposal_sd=0.5, tune=False,
-                           iterations_per_draw=2)
+        step = pk.Exchange(
+            sampler="enumerate",
+            k_radius=k_radius,
+            proposal_sd=0.5,
+            tune=False,
+            iterations_per_draw=2,
+        )
     idata = run(model, step, draws=16000, tune=0)
     assert (idata.sample_stats["graph_step"] == k_radius).all()
     check_against_oracle(idata, oracle(model, y, 3.0))
@@ -127,9 +146,10 @@ def test_knn_posterior_with_cftp_auxiliary_draws(method):
     check_against_oracle(run(model, step), oracle(model, y, 1.5))
 
 
-@pytest.mark.parametrize("method, kernel, G", [("exchange", "gaussian", 2),
-                                               ("moller", "exponential", 2),
-                                               ("exchange", "ball", 3)])
+@pytest.mark.parametrize(
+    "method, kernel, G",
+    [("exchange", "gaussian", 2), ("moller", "exponential", 2), ("exchange", "ball", 3)],
+)
 def test_dnn_posterior(method, kernel, G):
     X, y = small_problem(6, n=8 if G == 2 else 7, G=G)
     model = dnn_model(X, y, kernel)
@@ -304,8 +324,14 @@ def test_the_oracle_check_rejects_a_broken_move():
     X, y = small_problem(8, n=10, G=2)
     model = knn_model(X, y, 5)
     with model:
-        step = RidgeExchange(sampler="enumerate", k_radius=2, tune=False, iterations_per_draw=1,
-                             slope=1.0, alternate=True)
+        step = RidgeExchange(
+            sampler="enumerate",
+            k_radius=2,
+            tune=False,
+            iterations_per_draw=1,
+            slope=1.0,
+            alternate=True,
+        )
     idata = run(model, step, tune=0, draws=20000)
     with pytest.raises(AssertionError):
         check_against_oracle(idata, oracle(model, y, 3.0))
@@ -321,8 +347,9 @@ class SizedBridgeExchange(pk.Exchange):
         return chain
 
 
-@pytest.mark.parametrize("step_cls, kwargs", [(pk.Exchange, {"bridge": 3}),
-                                              (SizedBridgeExchange, {"tune": False})])
+@pytest.mark.parametrize(
+    "step_cls, kwargs", [(pk.Exchange, {"bridge": 3}), (SizedBridgeExchange, {"tune": False})]
+)
 def test_bridged_graph_moves_are_exact(step_cls, kwargs):
     """k moves of radius 2 with their ratio bridged: a fixed number of fields, or one that
     depends on the move's size (the same for a move and its reverse)."""

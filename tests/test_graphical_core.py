@@ -8,11 +8,16 @@ import pytest
 from scipy import integrate, special, stats
 
 from pymc_knn.graphical._bits import mask_of
-from pymc_knn.graphical.decomposable import (adjacency_from_matrix, enumerate_decomposable,
-                                             is_chordal, junction_tree, matrix_from_adjacency,
-                                             maximal_cliques, n_junction_trees)
-from pymc_knn.graphical.evidence import (class_hyper, graph_log_evidence, graph_log_predictive,
-                                         log_h)
+from pymc_knn.graphical.decomposable import (
+    adjacency_from_matrix,
+    enumerate_decomposable,
+    is_chordal,
+    junction_tree,
+    matrix_from_adjacency,
+    maximal_cliques,
+    n_junction_trees,
+)
+from pymc_knn.graphical.evidence import class_hyper, graph_log_evidence, graph_log_predictive, log_h
 
 
 def _data(seed, n=7, p=4):
@@ -129,8 +134,14 @@ def test_singleton_evidence_is_normal_inverse_gamma():
         a0, b0, k0 = delta / 2, phi[j, j] / 2, nu
         kn, an = k0 + n, a0 + n / 2
         bn = b0 + ((x - xbar) ** 2).sum() / 2 + k0 * n * (xbar - mu[j]) ** 2 / (2 * kn)
-        expected = (special.gammaln(an) - special.gammaln(a0) + a0 * np.log(b0)
-                    - an * np.log(bn) + 0.5 * np.log(k0 / kn) - n / 2 * np.log(2 * np.pi))
+        expected = (
+            special.gammaln(an)
+            - special.gammaln(a0)
+            + a0 * np.log(b0)
+            - an * np.log(bn)
+            + 0.5 * np.log(k0 / kn)
+            - n / 2 * np.log(2 * np.pi)
+        )
         got = log_h(mask_of([j]), hyper.phi, hyper.phi_post, hyper.consts)
         assert got == pytest.approx(expected, rel=1e-12)
 
@@ -152,7 +163,7 @@ def test_predictive_is_evidence_ratio(p):
         before = graph_log_evidence(class_hyper(X, mu=mu, nu=0.8, phi=phi, delta=1.5), adj)
         pred = graph_log_predictive(class_hyper(X, mu=mu, nu=0.8, phi=phi, delta=1.5), adj, x_new)
         for r in range(3):
-            both = np.vstack([X, x_new[r:r + 1]])
+            both = np.vstack([X, x_new[r : r + 1]])
             after = graph_log_evidence(class_hyper(both, mu=mu, nu=0.8, phi=phi, delta=1.5), adj)
             assert pred[r] == pytest.approx(after - before, abs=1e-9)
 
@@ -192,8 +203,9 @@ def test_predictive_integrates_to_one_p3_importance_sampling():
     X = _data(6, n=6, p=3)
     hyper = class_hyper(X)
     adj = adjacency_from_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]))
-    proposal = stats.multivariate_t(loc=hyper.mu_post, shape=np.diag(np.diag(hyper.phi_post)),
-                                    df=2.0, seed=7)
+    proposal = stats.multivariate_t(
+        loc=hyper.mu_post, shape=np.diag(np.diag(hyper.phi_post)), df=2.0, seed=7
+    )
     draws = proposal.rvs(size=200_000)
     ratio = np.exp(graph_log_predictive(hyper, adj, draws) - proposal.logpdf(draws))
     assert ratio.mean() == pytest.approx(1.0, abs=3 * ratio.std() / np.sqrt(ratio.size) + 2e-3)

@@ -8,15 +8,21 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import pymc_knn as pk
-from pymc_knn.graphical import (GraphicalPredictiveClassifier, bma_log_predictive, class_hyper,
-                                exact_graph_posterior, graph_log_predictive)
+from pymc_knn.graphical import (
+    GraphicalPredictiveClassifier,
+    bma_log_predictive,
+    class_hyper,
+    exact_graph_posterior,
+    graph_log_predictive,
+)
 from pymc_knn.graphical.decomposable import adjacency_from_matrix
 
 FAST = {"n_particles": 5, "n_sweeps": 20, "random_seed": 0}
 
 
-@parametrize_with_checks([GraphicalPredictiveClassifier(**FAST),
-                          GraphicalPredictiveClassifier("complete")])
+@parametrize_with_checks(
+    [GraphicalPredictiveClassifier(**FAST), GraphicalPredictiveClassifier("complete")]
+)
 def test_sklearn_api(estimator, check):
     """scikit-learn's estimator checks, with the graph sampled and with the complete graph."""
     check(estimator)
@@ -48,8 +54,9 @@ def test_bma_predictive_p4_synthetic():
     """p = 4: the sampled BMA class probabilities are within 0.01 of the enumerated ones."""
     X, y = _two_class_data(4, 25, 1)
     X_new = _two_class_data(4, 20, 2)[0]
-    clf = GraphicalPredictiveClassifier(n_particles=10, n_sweeps=20_000, burn_in=200,
-                                        random_seed=3).fit(X, y)
+    clf = GraphicalPredictiveClassifier(
+        n_particles=10, n_sweeps=20_000, burn_in=200, random_seed=3
+    ).fit(X, y)
     exact = _exact_proba(X, y, X_new, clf.classes_)
     assert np.abs(clf.predict_proba(X_new) - exact).max() <= 0.01
     assert 0.02 < np.abs(exact - exact.round()).max()  # not all probabilities are 0 or 1
@@ -60,8 +67,9 @@ def test_bma_predictive_p5_synthetic():
     """p = 5 (822 graphs per class): sampled BMA class probabilities within 0.01 of exact."""
     X, y = _two_class_data(5, 30, 4)
     X_new = _two_class_data(5, 20, 5)[0]
-    clf = GraphicalPredictiveClassifier(n_particles=20, n_sweeps=60_000, burn_in=500,
-                                        random_seed=6).fit(X, y)
+    clf = GraphicalPredictiveClassifier(
+        n_particles=20, n_sweeps=60_000, burn_in=500, random_seed=6
+    ).fit(X, y)
     exact = _exact_proba(X, y, X_new, clf.classes_)
     assert np.abs(clf.predict_proba(X_new) - exact).max() <= 0.01
 
@@ -71,8 +79,9 @@ def test_bma_predictive_iris():
     """Iris (p = 4, three species): sampled BMA class probabilities within 0.01 of exact."""
     data = pk.datasets.load_iris()
     X, y = data.X, np.asarray(data.class_names)[data.y]
-    clf = GraphicalPredictiveClassifier(n_particles=20, n_sweeps=30_000, burn_in=500,
-                                        random_seed=7).fit(X, y)
+    clf = GraphicalPredictiveClassifier(
+        n_particles=20, n_sweeps=30_000, burn_in=500, random_seed=7
+    ).fit(X, y)
     exact = _exact_proba(X, y, X, clf.classes_)
     assert np.abs(clf.predict_proba(X) - exact).max() <= 0.01
     assert (clf.predict(X) == y).mean() > 0.95
@@ -105,8 +114,12 @@ def test_fixed_graph_uses_that_graph():
     clf = GraphicalPredictiveClassifier(path).fit(X, y)
     assert all(len(g) == 1 for g in clf.graphs_)
     assert np.array_equal(clf.edge_inclusion_[0], path)
-    logs = np.array([graph_log_predictive(class_hyper(X[y == c]), adjacency_from_matrix(path),
-                                          X[:5]) for c in clf.classes_]).T
+    logs = np.array(
+        [
+            graph_log_predictive(class_hyper(X[y == c]), adjacency_from_matrix(path), X[:5])
+            for c in clf.classes_
+        ]
+    ).T
     logs += np.log((np.array([15, 15]) + 1) / 32)
     expected = np.exp(logs - np.logaddexp.reduce(logs, axis=1, keepdims=True))
     assert np.allclose(clf.predict_proba(X[:5]), expected)
@@ -115,8 +128,9 @@ def test_fixed_graph_uses_that_graph():
 def test_string_labels_pipeline_and_attributes():
     """String labels, a Pipeline, the kept draws, edge inclusion and graph sizes."""
     X, y = _two_class_data(4, 20, 11)
-    pipe = make_pipeline(StandardScaler(),
-                         GraphicalPredictiveClassifier(n_sweeps=200, burn_in=50, random_seed=1))
+    pipe = make_pipeline(
+        StandardScaler(), GraphicalPredictiveClassifier(n_sweeps=200, burn_in=50, random_seed=1)
+    )
     pipe.fit(X, y)
     clf = pipe[-1]
     assert set(pipe.predict(X)) <= {"first", "second"}
@@ -127,7 +141,8 @@ def test_string_labels_pipeline_and_attributes():
     assert ((inc >= 0) & (inc <= 1)).all()
     assert np.allclose(clf.graph_size_[0].mean(), inc[0].sum() / 2)
     again = GraphicalPredictiveClassifier(n_sweeps=200, burn_in=50, random_seed=1).fit(
-        StandardScaler().fit_transform(X), y)
+        StandardScaler().fit_transform(X), y
+    )
     assert all(np.array_equal(a, b) for a, b in zip(again.graphs_, clf.graphs_))
 
 
@@ -145,23 +160,26 @@ def test_plot_edge_inclusion():
         pk.graphical.plot_edge_inclusion(clf.edge_inclusion_, axes=[axes[0]])
 
 
-@pytest.mark.parametrize("params,X_change,y_change,message", [
-    ({}, "nan", None, "NaN"),
-    ({}, "wide", None, "at most 64 features"),
-    ({}, None, "single", "at least 2 samples"),
-    ({}, None, "short", "inconsistent numbers of samples"),
-    ({"nu": -1.0}, None, None, "nu must be finite and > 0"),
-    ({"delta": 0.0}, None, None, "delta must be finite and > 0"),
-    ({"alpha": 1.0}, None, None, r"alpha must be in \(0, 1\)"),
-    ({"beta": 0.0}, None, None, r"beta must be in \(0, 1\)"),
-    ({"n_particles": 1}, None, None, "n_particles must be an integer >= 2"),
-    ({"burn_in": 30, "n_sweeps": 30}, None, None, "burn_in must be < n_sweeps"),
-    ({"graph": "sparse"}, None, None, "graph must be one of"),
-    ({"graph": np.ones((2, 2))}, None, None, r"\(3, 3\) adjacency matrix"),
-    ({"graph": np.array([[0, 1, 0], [1, 0, 0], [1, 0, 0]])}, None, None, "symmetric 0/1"),
-    ({"phi": -np.eye(3)}, None, None, "positive definite"),
-    ({"phi": np.eye(2)}, None, None, r"phi must have shape \(3, 3\)"),
-])
+@pytest.mark.parametrize(
+    "params,X_change,y_change,message",
+    [
+        ({}, "nan", None, "NaN"),
+        ({}, "wide", None, "at most 64 features"),
+        ({}, None, "single", "at least 2 samples"),
+        ({}, None, "short", "inconsistent numbers of samples"),
+        ({"nu": -1.0}, None, None, "nu must be finite and > 0"),
+        ({"delta": 0.0}, None, None, "delta must be finite and > 0"),
+        ({"alpha": 1.0}, None, None, r"alpha must be in \(0, 1\)"),
+        ({"beta": 0.0}, None, None, r"beta must be in \(0, 1\)"),
+        ({"n_particles": 1}, None, None, "n_particles must be an integer >= 2"),
+        ({"burn_in": 30, "n_sweeps": 30}, None, None, "burn_in must be < n_sweeps"),
+        ({"graph": "sparse"}, None, None, "graph must be one of"),
+        ({"graph": np.ones((2, 2))}, None, None, r"\(3, 3\) adjacency matrix"),
+        ({"graph": np.array([[0, 1, 0], [1, 0, 0], [1, 0, 0]])}, None, None, "symmetric 0/1"),
+        ({"phi": -np.eye(3)}, None, None, "positive definite"),
+        ({"phi": np.eye(2)}, None, None, r"phi must have shape \(3, 3\)"),
+    ],
+)
 def test_bad_input(params, X_change, y_change, message):
     """Bad data or parameters raise a ValueError that says what is wrong."""
     X, y = _two_class_data(3, 6, 13)

@@ -8,8 +8,13 @@ from pymc.sampling.mcmc import assign_step_methods
 
 from pymc_knn.graphical import class_hyper, exact_graph_posterior
 from pymc_knn.graphical.decomposable import enumerate_decomposable
-from pymc_knn.graphical.model import (DecomposableGraph, GaussianGraphicalEvidence,
-                                     GraphParticleGibbs, adjacency_to_edges, edge_names)
+from pymc_knn.graphical.model import (
+    DecomposableGraph,
+    GaussianGraphicalEvidence,
+    GraphParticleGibbs,
+    adjacency_to_edges,
+    edge_names,
+)
 
 SAMPLE = {"tune": 0, "chains": 1, "progressbar": False, "compute_convergence_checks": False}
 
@@ -53,7 +58,8 @@ def test_step_competence():
         x = pm.Normal("x")
     assert GraphParticleGibbs.competence(G, False) == pm.step_methods.compound.Competence.IDEAL
     assert GraphParticleGibbs.competence(x, True) == (
-        pm.step_methods.compound.Competence.INCOMPATIBLE)
+        pm.step_methods.compound.Competence.INCOMPATIBLE
+    )
 
 
 def test_prior_logp():
@@ -62,7 +68,7 @@ def test_prior_logp():
     with pm.Model() as model:
         DecomposableGraph("G", p=4, edge_logp=weights)
     logp = model.compile_logp()
-    path = np.array([1, 0, 0, 1, 0, 1])   # a-b, b-c, c-d
+    path = np.array([1, 0, 0, 1, 0, 1])  # a-b, b-c, c-d
     cycle = np.array([1, 0, 1, 1, 0, 1])  # a-b, a-d, b-c, c-d: chordless 4-cycle
     assert logp({"G": path}) == pytest.approx(-1.5)
     assert logp({"G": cycle}) == -np.inf
@@ -87,8 +93,9 @@ def test_pm_sample_prior_without_data():
     probs = np.exp(logw) / np.exp(logw).sum()
     with pm.Model():
         DecomposableGraph("G", p=4, edge_logp=weights)
-        idata = pm.sample(draws=40_000, random_seed=3, **SAMPLE,
-                          step=GraphParticleGibbs(n_particles=10))
+        idata = pm.sample(
+            draws=40_000, random_seed=3, **SAMPLE, step=GraphParticleGibbs(n_particles=10)
+        )
     assert _tv(idata.posterior["G"].values[0], graphs, probs) <= 0.03
 
 
@@ -100,8 +107,9 @@ def test_pm_sample_graph_posterior_matches_enumeration():
     with pm.Model():
         G = DecomposableGraph("G", p=4)
         GaussianGraphicalEvidence("X", graph=G, observed=X)
-        idata = pm.sample(draws=40_000, random_seed=4, **SAMPLE,
-                          step=GraphParticleGibbs(n_particles=10))
+        idata = pm.sample(
+            draws=40_000, random_seed=4, **SAMPLE, step=GraphParticleGibbs(n_particles=10)
+        )
     assert _tv(idata.posterior["G"].values[0], graphs, probs) <= 0.03
 
 
@@ -118,11 +126,14 @@ def test_delta_with_a_prior():
     assert idata.posterior["G"].sum("G_dim_0").std() > 0
 
 
-@pytest.mark.parametrize("make,message", [
-    (lambda: DecomposableGraph.dist(p=0), "p must be an integer in 1..64"),
-    (lambda: DecomposableGraph.dist(p=65), "p must be an integer in 1..64"),
-    (lambda: DecomposableGraph.dist(p=4, edge_logp=np.zeros(6)), "edge_logp must be 7 log"),
-])
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda: DecomposableGraph.dist(p=0), "p must be an integer in 1..64"),
+        (lambda: DecomposableGraph.dist(p=65), "p must be an integer in 1..64"),
+        (lambda: DecomposableGraph.dist(p=4, edge_logp=np.zeros(6)), "edge_logp must be 7 log"),
+    ],
+)
 def test_bad_graph_prior(make, message):
     """A bad number of nodes or of edge weights raises a ValueError that says so."""
     with pytest.raises(ValueError, match=message):

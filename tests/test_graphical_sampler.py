@@ -9,13 +9,26 @@ from numba import njit
 
 import pymc_knn as pk
 from pymc_knn.graphical._bits import mask_of
-from pymc_knn.graphical.decomposable import (adjacency_from_matrix, enumerate_decomposable,
-                                             is_complete, maximal_cliques)
+from pymc_knn.graphical.decomposable import (
+    adjacency_from_matrix,
+    enumerate_decomposable,
+    is_complete,
+    maximal_cliques,
+)
 from pymc_knn.graphical.evidence import class_hyper, new_cache
-from pymc_knn.graphical.particle_gibbs import (draw_elimination_order, draw_neighbours,
-                                               log_q_neighbours, smc_log_normaliser)
-from pymc_knn.graphical.posterior import (edge_inclusion, exact_graph_posterior,
-                                          graph_frequencies, graph_sizes, sample_graphs)
+from pymc_knn.graphical.particle_gibbs import (
+    draw_elimination_order,
+    draw_neighbours,
+    log_q_neighbours,
+    smc_log_normaliser,
+)
+from pymc_knn.graphical.posterior import (
+    edge_inclusion,
+    exact_graph_posterior,
+    graph_frequencies,
+    graph_sizes,
+    sample_graphs,
+)
 
 
 def total_variation(draws, graphs, probs):
@@ -89,8 +102,12 @@ def test_smc_normaliser_of_the_uniform_target(p, count):
     """With no data, Z_p is the number of decomposable graphs; the SMC estimate is unbiased."""
     hyper = class_hyper(np.zeros((0, p)))
     cache = new_cache()
-    logz = np.array([smc_log_normaliser(p, 30, 0.5, 0.5, s, cache, hyper.phi, hyper.phi_post,
-                                        hyper.consts) for s in range(300)])
+    logz = np.array(
+        [
+            smc_log_normaliser(p, 30, 0.5, 0.5, s, cache, hyper.phi, hyper.phi_post, hyper.consts)
+            for s in range(300)
+        ]
+    )
     z = np.exp(logz)
     assert z.mean() == pytest.approx(count, abs=4 * z.std() / math.sqrt(z.size))
     assert z.std() / z.mean() < 0.5  # the estimate is informative, not a lucky average
@@ -156,6 +173,7 @@ def test_negative_control_p5():
     """At p = 5 the wrong kernel probability fails the TV check too."""
     hyper = class_hyper(chain_data(5, 30, 35))
     graphs, probs = exact_graph_posterior(hyper)
-    draws = sample_graphs(hyper, n_particles=20, n_sweeps=200_000, seed=3,
-                          log_q_offset=math.log(2.0))
+    draws = sample_graphs(
+        hyper, n_particles=20, n_sweeps=200_000, seed=3, log_q_offset=math.log(2.0)
+    )
     assert total_variation(draws.graphs[1000:], graphs, probs) > 0.03

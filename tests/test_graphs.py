@@ -66,7 +66,8 @@ def test_dnn_pseudo_likelihood_and_fields_match_brute_force():
     W = brute.dnn_W(brute.standardise(X), 0.8, "gaussian")
     indptr, indices, data = g.conditional_weights(0.8)
     assert log_pseudo_likelihood(indptr, indices, data, y, 1.7, np.ones(2)) == pytest.approx(
-        brute.log_pl(W + W.T, y, 1.7, 2), rel=1e-10)
+        brute.log_pl(W + W.T, y, 1.7, 2), rel=1e-10
+    )
     h = local_fields(indptr, indices, data, y, np.ones(2))
     A = W + W.T
     np.testing.assert_allclose(h[:, 1], A @ (y == 1))
@@ -78,7 +79,8 @@ def test_two_point_normalising_constant_from_the_paper():
     g = pk.KNNGraph(np.array([[0.0], [1.0]]), standardize=False)
     for beta in (0.0, 0.5, 3.0):
         assert np.exp(pk.testing.log_normaliser(g.coupling(1), beta, 2)) == pytest.approx(
-            2 * np.exp(2 * beta) + 2)
+            2 * np.exp(2 * beta) + 2
+        )
 
 
 def test_mutual_neighbours_count_twice_in_symmetrised_model():
@@ -91,8 +93,11 @@ def test_mutual_neighbours_count_twice_in_symmetrised_model():
 
 # ----------------------------------------------------------------------------- invariants
 
-coords = arrays(np.float64, st.tuples(st.integers(3, 14), st.integers(1, 3)),
-                elements=st.integers(-3, 3).map(float))  # a small integer grid: many ties
+coords = arrays(
+    np.float64,
+    st.tuples(st.integers(3, 14), st.integers(1, 3)),
+    elements=st.integers(-3, 3).map(float),
+)  # a small integer grid: many ties
 
 
 @settings(max_examples=60, deadline=None)
@@ -113,7 +118,11 @@ def test_graph_invariants(X, kind):
         # the CSR holds the same couplings as the edge list
         A_csr = np.zeros_like(A)
         for i in range(n):
-            np.add.at(A_csr[i], c.indices[c.indptr[i]:c.indptr[i + 1]], c.data[c.indptr[i]:c.indptr[i + 1]])
+            np.add.at(
+                A_csr[i],
+                c.indices[c.indptr[i] : c.indptr[i + 1]],
+                c.data[c.indptr[i] : c.indptr[i + 1]],
+            )
         np.testing.assert_allclose(A_csr, A, atol=1e-15)
         support = A > 0
         if previous is not None:
@@ -130,16 +139,20 @@ def test_query_matches_insertion_of_the_new_point(X, data):
     """A new point's neighbours and reverse neighbours are those it would have as point n."""
     g = pk.KNNGraph(X, standardize=False)
     n = g.n_points
-    x_new = np.array(data.draw(st.lists(st.integers(-3, 3).map(float), min_size=X.shape[1],
-                                        max_size=X.shape[1])))
+    x_new = np.array(
+        data.draw(st.lists(st.integers(-3, 3).map(float), min_size=X.shape[1], max_size=X.shape[1]))
+    )
     q = g.query(x_new[None, :])
     full = np.vstack([X, x_new])
     D = brute.distances(full)
     order = sorted(range(n), key=lambda j: (D[n, j], j))
     assert q.neighbours[0].tolist() == order[: g.k_max]
     for k in range(1, g.k_max + 1):
-        expected = [j for j in range(n)
-                    if n in sorted((m for m in range(n + 1) if m != j), key=lambda m: (D[j, m], m))[:k]]
+        expected = [
+            j
+            for j in range(n)
+            if n in sorted((m for m in range(n + 1) if m != j), key=lambda m: (D[j, m], m))[:k]
+        ]
         assert q.reverse_neighbours(0, k).tolist() == expected
 
 
@@ -161,15 +174,19 @@ def test_max_k_is_smallest_class():
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("bad, match", [
-    (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 1.0]]), "NaN"),
-    (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 1.0]]), "inf"),
-    (np.array([0.0, 1.0, 2.0]), "2-D"),
-    (np.zeros((3, 2, 2)), "2-D"),
-    (np.array([[1.0, 2.0]]), "at least 2 points"),
-    (np.array([["a", "b"], ["c", "d"]]), "numbers"),
-    (np.zeros((4, 0)), "no columns"),
-])
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 1.0]]), "NaN"),
+        (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 1.0]]), "inf"),
+        (np.array([0.0, 1.0, 2.0]), "2-D"),
+        (np.zeros((3, 2, 2)), "2-D"),
+        (np.array([[1.0, 2.0]]), "at least 2 points"),
+        (np.array([["a", "b"], ["c", "d"]]), "numbers"),
+        (np.zeros((4, 0)), "no columns"),
+    ],
+)
 @pytest.mark.parametrize("cls", [pk.KNNGraph, pk.DistanceGraph])
 def test_bad_covariates(cls, bad, match):
     with pytest.raises(ValueError, match=match):
@@ -201,14 +218,17 @@ def test_bad_graph_parameters():
         g.query(np.array([[np.nan, 0.0]]))
 
 
-@pytest.mark.parametrize("labels, match", [
-    (np.array(["a", "b", "a", "b", "a", "b"]), "strings"),
-    (np.array([0, 1, 2, 0, 1, -1]), "0..G-1"),
-    (np.array([0, 1, 0.5, 0, 1, 1]), "whole numbers"),
-    (np.array([0, 1, 0, 1]), "got 4 labels for 6 points"),
-    (np.array([[0, 1, 0], [1, 0, 1]]), "1-D"),
-    (np.array([True, False, True, False, True, False]), "integers"),
-])
+@pytest.mark.parametrize(
+    "labels, match",
+    [
+        (np.array(["a", "b", "a", "b", "a", "b"]), "strings"),
+        (np.array([0, 1, 2, 0, 1, -1]), "0..G-1"),
+        (np.array([0, 1, 0.5, 0, 1, 1]), "whole numbers"),
+        (np.array([0, 1, 0, 1]), "got 4 labels for 6 points"),
+        (np.array([[0, 1, 0], [1, 0, 1]]), "1-D"),
+        (np.array([True, False, True, False, True, False]), "integers"),
+    ],
+)
 def test_bad_labels(labels, match):
     X, _ = small_problem(0, n=6)
     with pytest.raises(ValueError, match=match):

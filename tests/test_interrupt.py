@@ -57,9 +57,10 @@ def test_handlers_run_inside_a_kernel_and_leave_its_draw_alone(knn_coupling):
     z = np.zeros(2000, dtype=np.int64)
     expected = gibbs(knn_coupling, 1.0, z, 2, np.random.default_rng(1), sweeps=2000)
     ticks = []
-    got = _with_timer(lambda *_: ticks.append(1),
-                      lambda: gibbs(knn_coupling, 1.0, z, 2, np.random.default_rng(1),
-                                    sweeps=2000))
+    got = _with_timer(
+        lambda *_: ticks.append(1),
+        lambda: gibbs(knn_coupling, 1.0, z, 2, np.random.default_rng(1), sweeps=2000),
+    )
     assert len(ticks) >= 5
     np.testing.assert_array_equal(got, expected)
 
@@ -75,8 +76,10 @@ def test_a_handlers_exception_stops_a_kernel(knn_coupling):
 
     z = np.zeros(2000, dtype=np.int64)
     with pytest.raises(Tick):  # 100,000 sweeps: seconds uninterrupted
-        _with_timer(handler, lambda: gibbs(knn_coupling, 1.0, z, 2, np.random.default_rng(1),
-                                           sweeps=100_000))
+        _with_timer(
+            handler,
+            lambda: gibbs(knn_coupling, 1.0, z, 2, np.random.default_rng(1), sweeps=100_000),
+        )
     assert len(ticks) == 3
 
 
@@ -84,9 +87,14 @@ def _start(code: str) -> subprocess.Popen:
     # Python's own SIGINT handler in the child, even if this process inherited SIGINT ignored
     # (a background job of a non-interactive shell)
     code = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n" + code
-    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _read_line(proc: subprocess.Popen, timeout: float) -> str:

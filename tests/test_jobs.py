@@ -28,10 +28,27 @@ def test_cli_fits_a_csv_file(tmp_path, capsys):
     rows = "\n".join(f"{a:.4f},{b:.4f},{c}" for (a, b), c in zip(X, labels))
     path = write(tmp_path, "u,v,side\n" + rows + "\n")
     out = tmp_path / "out"
-    code = main(["fit", str(path), "--target", "side", "--out", str(out), "--draws", "300",
-                 "--tune", "200", "--chains", "2", "--cores", "1", "--seed", "1"])
+    code = main(
+        [
+            "fit",
+            str(path),
+            "--target",
+            "side",
+            "--out",
+            str(out),
+            "--draws",
+            "300",
+            "--tune",
+            "200",
+            "--chains",
+            "2",
+            "--cores",
+            "1",
+            "--seed",
+            "1",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "beta" in printed and "r_hat" in printed
-    assert {p.name for p in out.iterdir()} == {"trace.png", "k_posterior.png",
-                                               "predictive_map.png"}
+    assert {p.name for p in out.iterdir()} == {"trace.png", "k_posterior.png", "predictive_map.png"}

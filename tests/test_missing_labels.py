@@ -28,8 +28,16 @@ def knn_model(X, observed, K=3):
 
 
 def sample(model, **kwargs):
-    kwargs = {"draws": 30, "tune": 30, "chains": 1, "cores": 1, "random_seed": 3,
-              "progressbar": False, "compute_convergence_checks": False, **kwargs}
+    kwargs = {
+        "draws": 30,
+        "tune": 30,
+        "chains": 1,
+        "cores": 1,
+        "random_seed": 3,
+        "progressbar": False,
+        "compute_convergence_checks": False,
+        **kwargs,
+    }
     with model:
         return pm.sample(**kwargs)
 
@@ -99,10 +107,13 @@ def test_imputed_proba_of_a_fit_without_missing_labels(problem):
         pk.imputed_proba(idata)
 
 
-@pytest.mark.parametrize("observed, match", [
-    (lambda y: np.ma.masked_array(y, mask=np.ones(y.size, bool)), "every observed label"),
-    (lambda y: masked(y, np.flatnonzero(y == 1)), "single class"),
-])
+@pytest.mark.parametrize(
+    "observed, match",
+    [
+        (lambda y: np.ma.masked_array(y, mask=np.ones(y.size, bool)), "every observed label"),
+        (lambda y: masked(y, np.flatnonzero(y == 1)), "single class"),
+    ],
+)
 def test_bad_missing_labels(problem, observed, match):
     X, y, _ = problem
     with pytest.raises(ValueError, match=match):

@@ -17,13 +17,23 @@ def test_notebook_executes(path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     assert nb.cells[0].cell_type == "markdown" and nb.cells[-1].cell_type == "markdown"
     assert "Conclusion" in nb.cells[-1].source
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.output_type == "error"]
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
+    errors = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.output_type == "error"
+    ]
     assert not errors
 
 
 def test_there_are_four_notebooks():
-    assert {p.stem for p in NOTEBOOKS} == {"ripley_workflow", "inference_methods",
-                                          "glass_multiclass", "graphical_comparison"}
+    assert {p.stem for p in NOTEBOOKS} == {
+        "ripley_workflow",
+        "inference_methods",
+        "glass_multiclass",
+        "graphical_comparison",
+    }

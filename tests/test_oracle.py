@@ -5,8 +5,13 @@ import pytest
 from scipy.special import logsumexp
 
 import pymc_knn as pk
-from pymc_knn.testing import (all_labelings, exact_posterior, label_probabilities, labeling_index,
-                              log_normaliser)
+from pymc_knn.testing import (
+    all_labelings,
+    exact_posterior,
+    label_probabilities,
+    labeling_index,
+    log_normaliser,
+)
 
 import brute
 from conftest import small_problem
@@ -24,7 +29,11 @@ def test_probabilities_match_brute_force(G, a):
     for graph, param, W in [
         (pk.KNNGraph(X), 2, brute.knn_W(brute.standardise(X), 2, "symmetrised")),
         (pk.KNNGraph(X, neighbours="equal"), 3, brute.knn_W(brute.standardise(X), 3, "equal")),
-        (pk.DistanceGraph(X, kernel="exponential"), 1.3, brute.dnn_W(brute.standardise(X), 1.3, "exponential")),
+        (
+            pk.DistanceGraph(X, kernel="exponential"),
+            1.3,
+            brute.dnn_W(brute.standardise(X), 1.3, "exponential"),
+        ),
     ]:
         c = graph.coupling(param)
         states, expected = brute.exact_probs(W, 1.4, G, a)

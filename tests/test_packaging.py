@@ -35,8 +35,10 @@ def test_console_script_points_at_main():
     assert getattr(import_module(module), func) is main
 
 
-@pytest.mark.parametrize("argv0, prog", [("/venv/bin/pymc-knn", "pymc-knn"),
-                                         ("/src/pymc_knn/__main__.py", "python -m pymc_knn")])
+@pytest.mark.parametrize(
+    "argv0, prog",
+    [("/venv/bin/pymc-knn", "pymc-knn"), ("/src/pymc_knn/__main__.py", "python -m pymc_knn")],
+)
 def test_usage_names_the_command_used(monkeypatch, capsys, argv0, prog):
     monkeypatch.setattr(sys, "argv", [argv0])
     with pytest.raises(SystemExit) as exit_:
@@ -71,8 +73,12 @@ def test_changelog_keeps_an_unreleased_section():
 
 def test_import_raises_no_warning():
     """A fresh interpreter: `import pymc_knn` with every warning shown prints nothing."""
-    out = subprocess.run([sys.executable, "-W", "default", "-c", "import pymc_knn"],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-W", "default", "-c", "import pymc_knn"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert out.returncode == 0
     assert "Warning" not in out.stderr, out.stderr
 

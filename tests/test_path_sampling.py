@@ -50,15 +50,24 @@ def thetas(system):
 
 @functools.cache
 def surface(system, G=2, weights=None, sweeps=2000):
-    return pk.log_normaliser(graph(system), BETAS, thetas(system), n_classes=G,
-                             class_weights=None if weights is None else list(weights),
-                             sweeps=sweeps, burn=20, random_seed=SEED, progressbar=False)
+    return pk.log_normaliser(
+        graph(system),
+        BETAS,
+        thetas(system),
+        n_classes=G,
+        class_weights=None if weights is None else list(weights),
+        sweeps=sweeps,
+        burn=20,
+        random_seed=SEED,
+        progressbar=False,
+    )
 
 
 def exact_surface(system, G=2, weights=None):
     g = graph(system)
-    return np.array([exact_log_z(g.coupling(t), BETAS, G, weights)
-                     for t in thetas(system).tolist()])
+    return np.array(
+        [exact_log_z(g.coupling(t), BETAS, G, weights) for t in thetas(system).tolist()]
+    )
 
 
 def agrees(lz, exact) -> bool:
@@ -74,8 +83,9 @@ def agrees(lz, exact) -> bool:
     """
     err = np.abs(lz.values - exact)[:, 1:]  # beta = 0 is exact
     mcse, quad = lz.mcse.values[:, 1:], lz.quad_error.values[:, 1:]
-    return bool(np.all(err <= 4 * mcse + quad + 1e-9)
-                and np.mean(err <= 3 * mcse + quad + 1e-9) >= 0.95)
+    return bool(
+        np.all(err <= 4 * mcse + quad + 1e-9) and np.mean(err <= 3 * mcse + quad + 1e-9) >= 0.95
+    )
 
 
 # ---------------------------------------------------------------------------- log Z
@@ -143,8 +153,9 @@ def test_a_shifted_energy_fails_the_check():
     lz = surface("symmetrised")
     e_max = np.array([graph("symmetrised").coupling(k).weight.sum() for k in KS])
     shifted = lz.copy()
-    log_z, _ = integrate(BETAS, lz.mean_energy.values + 0.02 * e_max[:, None],
-                         lz.energy_var.values, 10 * np.log(2))
+    log_z, _ = integrate(
+        BETAS, lz.mean_energy.values + 0.02 * e_max[:, None], lz.energy_var.values, 10 * np.log(2)
+    )
     shifted.values = log_z
     assert agrees(lz, exact_surface("symmetrised"))
     assert not agrees(shifted, exact_surface("symmetrised"))
@@ -152,21 +163,38 @@ def test_a_shifted_energy_fails_the_check():
 
 def test_the_surface_is_cached_on_the_graph():
     g = pk.KNNGraph(X, k_max=3)
-    first = pk.log_normaliser(g, BETAS, n_classes=2, sweeps=40, burn=0, random_seed=1,
-                              progressbar=False)
-    again = pk.log_normaliser(g, BETAS, n_classes=2, sweeps=40, burn=0, random_seed=1,
-                              progressbar=False)
+    first = pk.log_normaliser(
+        g, BETAS, n_classes=2, sweeps=40, burn=0, random_seed=1, progressbar=False
+    )
+    again = pk.log_normaliser(
+        g, BETAS, n_classes=2, sweeps=40, burn=0, random_seed=1, progressbar=False
+    )
     assert len(g._log_normaliser_cache) == 1
     np.testing.assert_array_equal(first.values, again.values)
     assert first.k.values.tolist() == [1, 2, 3]
-    pk.log_normaliser(g, BETAS, n_classes=2, sweeps=40, burn=0,
-                      random_seed=np.random.default_rng(1), progressbar=False)
+    pk.log_normaliser(
+        g,
+        BETAS,
+        n_classes=2,
+        sweeps=40,
+        burn=0,
+        random_seed=np.random.default_rng(1),
+        progressbar=False,
+    )
     assert len(g._log_normaliser_cache) == 1  # a Generator seed is not a key
 
 
 def test_a_grid_without_zero_gets_it():
-    lz = pk.log_normaliser(graph("symmetrised"), [0.5, 1.0], [2], n_classes=2, sweeps=40,
-                           burn=0, random_seed=1, progressbar=False)
+    lz = pk.log_normaliser(
+        graph("symmetrised"),
+        [0.5, 1.0],
+        [2],
+        n_classes=2,
+        sweeps=40,
+        burn=0,
+        random_seed=1,
+        progressbar=False,
+    )
     assert lz.beta.values.tolist() == [0.0, 0.5, 1.0]
 
 
@@ -185,8 +213,9 @@ def test_grid_posterior_is_within_tv_002_of_the_exact_posterior(system):
 
 def test_draws_follow_the_grid_posterior_and_predict():
     g = graph("symmetrised")
-    idata = pk.path_sampling_posterior(g, Y, surface("symmetrised"), draws=5000, chains=4,
-                                       random_seed=0)
+    idata = pk.path_sampling_posterior(
+        g, Y, surface("symmetrised"), draws=5000, chains=4, random_seed=0
+    )
     post = idata.posterior
     assert post.beta.dims == ("chain", "draw") and post.k.dtype == np.int64
     exact = exact_posterior(g, Y, BETAS, KS)
@@ -210,9 +239,12 @@ def exact_evidence(system, y=Y):
     wb = np.full(fine.size, fine[1] - fine[0])
     wb[[0, -1]] /= 2
     t = thetas(system)
-    per_theta = np.array([logsumexp(fine * g.coupling(v).energy(y)
-                                    - exact_log_z(g.coupling(v), fine, 2), b=wb)
-                          for v in t.tolist()]) - np.log(BETAS[-1])
+    per_theta = np.array(
+        [
+            logsumexp(fine * g.coupling(v).energy(y) - exact_log_z(g.coupling(v), fine, 2), b=wb)
+            for v in t.tolist()
+        ]
+    ) - np.log(BETAS[-1])
     if system in ("symmetrised", "equal"):
         return logsumexp(per_theta) - np.log(t.size)
     d = np.diff(t.astype(float))
@@ -230,8 +262,10 @@ def test_evidence_of_each_neighbour_system_is_within_its_error(system):
 
 
 def test_compare_evidence_ranks_and_gives_probabilities():
-    evs = {s: pk.log_evidence(graph(s), Y, surface(s), replicates=20, random_seed=0)
-           for s in ("symmetrised", "gaussian", "ball")}
+    evs = {
+        s: pk.log_evidence(graph(s), Y, surface(s), replicates=20, random_seed=0)
+        for s in ("symmetrised", "gaussian", "ball")
+    }
     table = pk.compare_evidence(evs)
     assert list(table["rank"]) == [0, 1, 2]
     assert table["log_evidence"].is_monotonic_decreasing
@@ -260,12 +294,14 @@ def test_path_sampling_and_the_exchange_algorithm_agree_on_ripley():
     X_test, y_test, _, _ = pk.datasets.load_ripley("test")
     graph = pk.KNNGraph(X, k_max=40)
     betas = np.round(np.arange(0, 81) * 0.05, 10)
-    log_z = pk.log_normaliser(graph, betas, n_classes=2, sweeps=75, burn=50, random_seed=2009,
-                              progressbar=False)
+    log_z = pk.log_normaliser(
+        graph, betas, n_classes=2, sweeps=75, burn=50, random_seed=2009, progressbar=False
+    )
     ps = pk.path_sampling_posterior(graph, y, log_z, draws=1000, chains=4, random_seed=1)
     with pm.Model() as model:
-        pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 4),
-                    k=pm.DiscreteUniform("k", 1, 40), observed=y)
+        pk.PottsKNN(
+            "y", X=X, beta=pm.Uniform("beta", 0, 4), k=pm.DiscreteUniform("k", 1, 40), observed=y
+        )
         ex = pm.sample(chains=4, cores=2, random_seed=1, progressbar=False)
     assert float(az.rhat(ex).to_array().max()) < 1.01
     k_ps, k_ex = ps.posterior.k.values.ravel(), ex.posterior.k.values.ravel()
@@ -274,6 +310,11 @@ def test_path_sampling_and_the_exchange_algorithm_agree_on_ripley():
     assert abs(k_ps.mean() - k_ex.mean()) < 0.25 * k_ex.std()
     b_ps, b_ex = ps.posterior.beta.values, ex.posterior.beta.values
     assert abs(b_ps.mean() - b_ex.mean()) < 0.5 * b_ex.std()
-    errors = [np.mean(pk.predictive_summary(idata, X_test, model=model, progressbar=False)
-                      .bayes_class.values != y_test) for idata in (ps, ex)]
+    errors = [
+        np.mean(
+            pk.predictive_summary(idata, X_test, model=model, progressbar=False).bayes_class.values
+            != y_test
+        )
+        for idata in (ps, ex)
+    ]
     assert abs(errors[0] - errors[1]) <= 0.01

@@ -61,8 +61,9 @@ def test_curve_matches_exact_mean_energy(case):
     kind, option, G, theta, a = case
     graph = tiny_graph(kind, option, G)
     betas = np.array([0.0, 0.5, 1.0, 1.5, 2.5])
-    curve = pk.mean_energy_curve(graph, theta, betas, n_classes=G, class_weights=a,
-                                 sweeps=2000, random_seed=1)
+    curve = pk.mean_energy_curve(
+        graph, theta, betas, n_classes=G, class_weights=a, sweeps=2000, random_seed=1
+    )
     exact = exact_curve(graph, theta, betas, G, a)
     z = np.abs(curve.values - exact) / curve.mcse.values
     assert np.all(z < Z_MAX), f"MC {curve.values} vs exact {exact}, z = {z}"
@@ -82,8 +83,9 @@ def test_curve_at_beta_zero_with_class_weights():
     """Uniform labels at beta = 0: E / E_max has mean sum(a) / (G^2 max(a))."""
     X, _ = small_problem(5, n=40)
     a = np.array([1.0, 3.0])
-    curve = pk.mean_energy_curve(pk.KNNGraph(X), 5, [0.0], class_weights=a, sweeps=1000,
-                                 random_seed=2)
+    curve = pk.mean_energy_curve(
+        pk.KNNGraph(X), 5, [0.0], class_weights=a, sweeps=1000, random_seed=2
+    )
     assert abs(curve.item() - a.sum() / (4 * a.max())) < Z_MAX * curve.mcse.item()
 
 
@@ -116,8 +118,9 @@ def test_curve_is_a_labelled_dataarray():
 
 def test_curve_is_reproducible():
     graph = tiny_graph("dnn", "gaussian")
-    one, two, other = (pk.mean_energy_curve(graph, 0.8, [0.5, 1.5], sweeps=40, random_seed=s)
-                       for s in (7, 7, 8))
+    one, two, other = (
+        pk.mean_energy_curve(graph, 0.8, [0.5, 1.5], sweeps=40, random_seed=s) for s in (7, 7, 8)
+    )
     xr.testing.assert_identical(one, two)
     assert not np.array_equal(one.values, other.values)
 
@@ -172,14 +175,17 @@ def graph():
     return tiny_graph()
 
 
-@pytest.mark.parametrize("betas, match", [
-    ([], "empty"),
-    ([-0.5, 1.0], ">= 0"),
-    ([0.0, np.nan], "finite"),
-    ([1.0, 0.5], "strictly increasing"),
-    ([0.5, 0.5], "strictly increasing"),
-    ([[0.0, 1.0]], "1-D"),
-])
+@pytest.mark.parametrize(
+    "betas, match",
+    [
+        ([], "empty"),
+        ([-0.5, 1.0], ">= 0"),
+        ([0.0, np.nan], "finite"),
+        ([1.0, 0.5], "strictly increasing"),
+        ([0.5, 0.5], "strictly increasing"),
+        ([[0.0, 1.0]], "1-D"),
+    ],
+)
 def test_bad_betas(graph, betas, match):
     with pytest.raises(ValueError, match=match):
         pk.mean_energy_curve(graph, 2, betas)

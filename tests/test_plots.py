@@ -22,8 +22,9 @@ def two_clusters():
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, 8)
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
-    idata = az.from_dict(posterior={"beta": r.uniform(0.1, 3.0, (2, 100)),
-                                    "k": np.full((2, 100), 3)})
+    idata = az.from_dict(
+        posterior={"beta": r.uniform(0.1, 3.0, (2, 100)), "k": np.full((2, 100), 3)}
+    )
     return model, idata
 
 
@@ -33,8 +34,12 @@ def test_map_draws_the_zones_of_the_summary(two_clusters):
     mesh = axes[1].collections[0]
     drawn = np.asarray(mesh.get_array()).reshape(30, 30)
     grid = predictive_grid(idata, model=model, grid_size=30)
-    points = np.column_stack([grid["x0"].values[None, :].repeat(30, 0).ravel(),
-                              grid["x1"].values[:, None].repeat(30, 1).ravel()])
+    points = np.column_stack(
+        [
+            grid["x0"].values[None, :].repeat(30, 0).ravel(),
+            grid["x1"].values[:, None].repeat(30, 1).ravel(),
+        ]
+    )
     # independent path: per-draw probabilities, numpy quantiles, the 0.5 rule
     proba = pk.predict_proba(idata, points, model=model).values.reshape(-1, 900, 2)[..., 1]
     lo, hi = np.quantile(proba, [0.025, 0.975], axis=0, method="inverted_cdf")
@@ -44,7 +49,10 @@ def test_map_draws_the_zones_of_the_summary(two_clusters):
     # the left of the plane is sure class 0, the right sure class 1
     assert drawn[15, 0] == 0 and drawn[15, -1] == 1
     assert [t.get_text() for t in axes[1].get_legend().get_texts()] == [
-        "sure: 0", "sure: 1", "uncertain"]
+        "sure: 0",
+        "sure: 1",
+        "uncertain",
+    ]
     assert axes[0].get_xlabel() == "a"
 
 
@@ -53,8 +61,9 @@ def test_map_of_a_constant_covariate_has_an_area():
     X = np.column_stack([r.normal(size=12), np.full(12, 5.0)])
     y = np.arange(12) % 2
     with pm.Model() as model:
-        pk.PottsKNN("y", X=X, beta=pm.Uniform("beta", 0, 2),
-                    k=pm.DiscreteUniform("k", 1, 5), observed=y)
+        pk.PottsKNN(
+            "y", X=X, beta=pm.Uniform("beta", 0, 2), k=pm.DiscreteUniform("k", 1, 5), observed=y
+        )
     idata = az.from_dict(posterior={"beta": np.ones((1, 3)), "k": np.full((1, 3), 2)})
     grid = predictive_grid(idata, model=model, grid_size=10)
     assert grid["x1"].values.min() < 5.0 < grid["x1"].values.max()
@@ -79,8 +88,15 @@ def test_arviz_plots_work_on_sampled_idata():
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, 125)
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
-        idata = pm.sample(200, tune=100, chains=2, cores=1, random_seed=3, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            200,
+            tune=100,
+            chains=2,
+            cores=1,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     for plot in (az.plot_trace, az.plot_forest, az.plot_rank):
         assert np.asarray(plot(idata, var_names=["beta", "k"])).size >= 1
     assert set(az.summary(idata).index) == {"beta", "k"}

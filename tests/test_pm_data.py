@@ -22,8 +22,15 @@ def model_of(X, y, data=False):
 
 def sample(model):
     with model:
-        return pm.sample(draws=30, tune=30, chains=1, cores=1, random_seed=5, progressbar=False,
-                         compute_convergence_checks=False)
+        return pm.sample(
+            draws=30,
+            tune=30,
+            chains=1,
+            cores=1,
+            random_seed=5,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +44,10 @@ def test_a_fit_on_pm_data_is_the_fit_on_arrays(problem):
     plain, data = sample(plain_model), sample(data_model)
     for name in ("beta", "k"):
         np.testing.assert_array_equal(plain.posterior[name], data.posterior[name])
-    np.testing.assert_allclose(pk.predict_proba(data, X[:4], model=data_model).values,
-                               pk.predict_proba(plain, X[:4], model=plain_model).values)
+    np.testing.assert_allclose(
+        pk.predict_proba(data, X[:4], model=data_model).values,
+        pk.predict_proba(plain, X[:4], model=plain_model).values,
+    )
 
 
 def test_data_changed_after_the_model_was_built_is_refused(problem):
@@ -62,8 +71,7 @@ def test_covariates_that_are_random_variables_are_refused(problem):
 def hand_posterior(beta, k):
     import arviz as az
 
-    return az.from_dict(posterior={"beta": np.asarray(beta, float)[None],
-                                   "k": np.asarray(k)[None]})
+    return az.from_dict(posterior={"beta": np.asarray(beta, float)[None], "k": np.asarray(k)[None]})
 
 
 def test_set_data_and_posterior_predictive_predict_new_points(problem):
@@ -78,8 +86,9 @@ def test_set_data_and_posterior_predictive_predict_new_points(problem):
     with model:
         exact = pk.predict_proba(post, X_new).mean(("chain", "draw")).values[:, 1]
         pm.set_data({"X": X_new, "labels": np.zeros(5, dtype=int)})
-        pp = pm.sample_posterior_predictive(post, predictions=True, random_seed=3,
-                                            progressbar=False)
+        pp = pm.sample_posterior_predictive(
+            post, predictions=True, random_seed=3, progressbar=False
+        )
     labels = pp.predictions["y"].values
     assert labels.shape == (1, draws, 5)
     se = np.sqrt(exact * (1 - exact) / draws)

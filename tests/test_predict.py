@@ -28,8 +28,16 @@ def knn_model(X, y, K, neighbours="symmetrised", class_weights=None, G=None):
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 3)
         k = pm.DiscreteUniform("k", 1, K)
-        pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=neighbours, n_classes=G,
-                    class_weights=class_weights, observed=y)
+        pk.PottsKNN(
+            "y",
+            X=X,
+            beta=beta,
+            k=k,
+            neighbours=neighbours,
+            n_classes=G,
+            class_weights=class_weights,
+            observed=y,
+        )
     return model
 
 
@@ -73,10 +81,15 @@ def reverse_entries(model, X_new, k):
     return int((model["y"].owner.op.term.graph.query(X_new).enter_k <= k).sum())
 
 
-@pytest.mark.parametrize("kind, G, weights", [
-    ("symmetrised", 2, None), ("equal", 2, None), ("symmetrised", 3, [1.0, 0.7, 1.6]),
-    ("equal", 3, None),
-])
+@pytest.mark.parametrize(
+    "kind, G, weights",
+    [
+        ("symmetrised", 2, None),
+        ("equal", 2, None),
+        ("symmetrised", 3, [1.0, 0.7, 1.6]),
+        ("equal", 3, None),
+    ],
+)
 def test_knn_probabilities_match_eq5(kind, G, weights, rng):
     X, y = small_problem(3, n=12, G=G)
     X_new = rng.normal(size=(6, 2)) * 0.8
@@ -164,8 +177,7 @@ def test_streamed_summary_matches_numpy(case, rng):
     np.testing.assert_allclose(summary["lower"].values, lo, atol=1e-10)
     np.testing.assert_allclose(summary["upper"].values, hi, atol=1e-10)
     np.testing.assert_array_equal(summary["bayes_class"].values, mean.argmax(axis=1))
-    np.testing.assert_array_equal(summary["uncertain"].values,
-                                  pk.uncertainty_zones(lo, hi, mean))
+    np.testing.assert_array_equal(summary["uncertain"].values, pk.uncertainty_zones(lo, hi, mean))
 
 
 def test_uncertainty_zone_rules():
@@ -173,8 +185,9 @@ def test_uncertainty_zone_rules():
     lower = np.array([[0.3, 0.4], [0.55, 0.05], [0.1, 0.5], [0.45, 0.51]])
     upper = np.array([[0.6, 0.7], [0.95, 0.45], [0.5, 0.9], [0.49, 0.55]])
     mean = (lower + upper) / 2
-    np.testing.assert_array_equal(pk.uncertainty_zones(lower, upper, mean),
-                                  [True, False, True, False])
+    np.testing.assert_array_equal(
+        pk.uncertainty_zones(lower, upper, mean), [True, False, True, False]
+    )
     # three classes: the two most probable classes' intervals overlap
     mean = np.array([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2], [0.1, 0.2, 0.7]])
     lower = np.array([[0.40, 0.20, 0.1], [0.45, 0.20, 0.0], [0.0, 0.1, 0.6]])
@@ -216,8 +229,7 @@ def test_joint_prediction_matches_enumeration(rng):
     X_new = np.array([[0.0, 0.1], [0.1, 0.0], [-0.1, 0.05]]) + X[0]
     model = knn_model(X, y, 5)
     draws = 4000
-    idata = az.from_dict(posterior={"beta": np.full((1, draws), 2.0),
-                                    "k": np.full((1, draws), 3)})
+    idata = az.from_dict(posterior={"beta": np.full((1, draws), 2.0), "k": np.full((1, draws), 3)})
     joint = pk.predict_proba(idata, X_new, model=model, joint=True, sweeps=1, random_seed=3)
     exact = joint_marginals(model, X_new, 2.0, 3)
     labels = joint.attrs["labels"][0]
@@ -326,8 +338,7 @@ def test_working_memory_chunks_give_the_same_results(case, rng, chunk_counts):
         chunk_counts.clear()
         proba = pk.predict_proba(idata, X_new, model=model, lazy=False, working_memory=wm)
         summary = pk.predictive_summary(idata, X_new, model=model, working_memory=wm)
-        pk.add_predictions(idata, X_new, model=model, random_seed=2, lazy=False,
-                           working_memory=wm)
+        pk.add_predictions(idata, X_new, model=model, random_seed=2, lazy=False, working_memory=wm)
         runs[wm] = proba.values, summary, idata.predictions["y"].values, list(chunk_counts)
     assert min(runs[tiny][3]) > 1 and runs[ample][3] == [1, 1, 1, 1]
     np.testing.assert_array_equal(runs[tiny][0], runs[ample][0])
@@ -407,11 +418,20 @@ def test_a_saved_fit_predicts_on_its_own(kind, tmp_path, rng):
     """pm.sample records the covariates and the term's options in constant_data: after a netCDF
     round trip pk.predict_proba needs no model, and gives the model's numbers."""
     X, y = small_problem(1, n=12)
-    model = knn_model(X, y, 5, class_weights=[1.0, 1.5]) if kind == "knn" else dnn_model(
-        X, y, "exponential")
+    model = (
+        knn_model(X, y, 5, class_weights=[1.0, 1.5])
+        if kind == "knn"
+        else dnn_model(X, y, "exponential")
+    )
     with model:
-        idata = pm.sample(draws=30, tune=10, chains=1, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=30,
+            tune=10,
+            chains=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     path = tmp_path / "fit.nc"
     idata.to_netcdf(path)
     loaded = az.from_netcdf(path)

@@ -88,12 +88,16 @@ def test_forward_sampling_compiles_with_the_inplace_rewrite(caplog):
 def test_prior_and_posterior_predictive_draw_label_fields(family, G):
     X, y = small_problem(4, n=9, G=G)
     model = knn_model(X, y, K=3) if family == "knn" else dnn_model(X, y)
-    params = ({"beta": [0.5, 1.0, 2.0], "k": [1, 2, 3]} if family == "knn"
-              else {"beta": [0.5, 1.0, 2.0], "sigma": [0.3, 1.0, 2.5]})
+    params = (
+        {"beta": [0.5, 1.0, 2.0], "k": [1, 2, 3]}
+        if family == "knn"
+        else {"beta": [0.5, 1.0, 2.0], "sigma": [0.3, 1.0, 2.5]}
+    )
     with model:
         prior = pm.sample_prior_predictive(draws=6, random_seed=1).prior_predictive["y"]
-        post = pm.sample_posterior_predictive(posterior(**params), random_seed=1,
-                                              progressbar=False).posterior_predictive["y"]
+        post = pm.sample_posterior_predictive(
+            posterior(**params), random_seed=1, progressbar=False
+        ).posterior_predictive["y"]
     assert prior.shape == (1, 6, 9) and post.shape == (1, 3, 9)
     for labels in (prior.values, post.values):
         assert labels.dtype.kind == "i" and labels.min() >= 0 and labels.max() < G
@@ -103,10 +107,16 @@ def test_same_seed_same_draws():
     X, y = small_problem(5, n=9)
     post = posterior(beta=[0.3, 1.0, 2.5, 2.5], k=[1, 2, 3, 3])
     with knn_model(X, y):
-        runs = [pm.sample_posterior_predictive(post, random_seed=s, progressbar=False)
-                .posterior_predictive["y"].values for s in (7, 7, 8)]
-        priors = [pm.sample_prior_predictive(draws=5, random_seed=s).prior_predictive["y"].values
-                  for s in (7, 7)]
+        runs = [
+            pm.sample_posterior_predictive(post, random_seed=s, progressbar=False)
+            .posterior_predictive["y"]
+            .values
+            for s in (7, 7, 8)
+        ]
+        priors = [
+            pm.sample_prior_predictive(draws=5, random_seed=s).prior_predictive["y"].values
+            for s in (7, 7)
+        ]
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(priors[0], priors[1])
     assert not np.array_equal(runs[0], runs[2])
@@ -139,8 +149,9 @@ def test_no_warning_when_every_draw_is_exact():
     X, y = small_problem(6, n=60)
     with knn_model(X, y, K=5), warnings.catch_warnings():
         warnings.simplefilter("error")
-        pm.sample_posterior_predictive(posterior(beta=[0.0, 0.5] * 3, k=[3] * 6),
-                                       random_seed=1, progressbar=False)
+        pm.sample_posterior_predictive(
+            posterior(beta=[0.0, 0.5] * 3, k=[3] * 6), random_seed=1, progressbar=False
+        )
 
 
 def test_a_negative_beta_is_refused():
@@ -175,11 +186,14 @@ def draws_of(model, N, seed):
         return pm.draw(op(beta, theta, size=N), random_seed=seed)
 
 
-@pytest.mark.parametrize("beta, cftp_sweeps, G", [
-    (1.0, None, 2),  # coupling from the past with the default bound: exact
-    (2.5, 1, 2),     # a bound of 1 sweep: nearly every draw falls back to Swendsen-Wang
-    (1.5, None, 3),  # three classes: Swendsen-Wang
-])
+@pytest.mark.parametrize(
+    "beta, cftp_sweeps, G",
+    [
+        (1.0, None, 2),  # coupling from the past with the default bound: exact
+        (2.5, 1, 2),  # a bound of 1 sweep: nearly every draw falls back to Swendsen-Wang
+        (1.5, None, 3),  # three classes: Swendsen-Wang
+    ],
+)
 def test_knn_draws_follow_the_potts_law(monkeypatch, beta, cftp_sweeps, G):
     if cftp_sweeps is not None:
         monkeypatch.setattr(dist, "PREDICTIVE_CFTP_SWEEPS", cftp_sweeps)

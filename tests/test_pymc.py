@@ -32,10 +32,26 @@ def test_exchange_is_assigned_by_default_and_runs():
         beta = pm.Uniform("beta", 0, 4)
         k = pm.DiscreteUniform("k", 1, 125)
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
-        idata = pm.sample(draws=300, tune=300, chains=1, cores=1, random_seed=1,
-                          progressbar=False, compute_convergence_checks=False)
-    assert {"accept", "accepted", "iterations", "scaling", "graph_step", "aux_sampler",
-            "aux_sweeps", "aux_exact", "aux_energy"} <= set(idata.sample_stats)
+        idata = pm.sample(
+            draws=300,
+            tune=300,
+            chains=1,
+            cores=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    assert {
+        "accept",
+        "accepted",
+        "iterations",
+        "scaling",
+        "graph_step",
+        "aux_sampler",
+        "aux_sweeps",
+        "aux_exact",
+        "aux_energy",
+    } <= set(idata.sample_stats)
     assert (idata.sample_stats["aux_sampler"] == "swendsen_wang").all()
     assert 0.5 < float(idata.posterior["beta"].mean()) < 3.0
 
@@ -45,8 +61,17 @@ def test_same_seed_same_draws():
     runs = []
     for _ in range(2):
         with knn_model(X, y):
-            runs.append(pm.sample(draws=50, tune=50, chains=2, cores=1, random_seed=11,
-                                  progressbar=False, compute_convergence_checks=False))
+            runs.append(
+                pm.sample(
+                    draws=50,
+                    tune=50,
+                    chains=2,
+                    cores=1,
+                    random_seed=11,
+                    progressbar=False,
+                    compute_convergence_checks=False,
+                )
+            )
     np.testing.assert_array_equal(runs[0].posterior["beta"], runs[1].posterior["beta"])
     np.testing.assert_array_equal(runs[0].posterior["k"], runs[1].posterior["k"])
 
@@ -63,17 +88,29 @@ def test_log_likelihood_leaves_the_potts_term_out():
     X, y = small_problem(3, n=8)
     with knn_model(X, y):
         with pytest.warns(UserWarning, match="left out"):
-            idata = pm.sample(draws=20, tune=20, chains=1, random_seed=1, progressbar=False,
-                              compute_convergence_checks=False,
-                              idata_kwargs={"log_likelihood": True})
+            idata = pm.sample(
+                draws=20,
+                tune=20,
+                chains=1,
+                random_seed=1,
+                progressbar=False,
+                compute_convergence_checks=False,
+                idata_kwargs={"log_likelihood": True},
+            )
     assert "log_likelihood" not in idata.groups() or "y" not in idata.log_likelihood
 
 
 def test_pm_compute_log_likelihood_refuses_or_leaves_out_the_potts_term():
     X, y = small_problem(3, n=8)
     with knn_model(X, y):
-        idata = pm.sample(draws=20, tune=20, chains=1, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=20,
+            tune=20,
+            chains=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
         with pytest.raises(ValueError, match="not defined"):
             pm.compute_log_likelihood(idata, var_names=["y"])
         with pytest.warns(UserWarning, match="left out"):
@@ -104,8 +141,16 @@ def test_prior_and_posterior_predictive_give_label_vectors():
 
 
 def sample(model, step=None, **kwargs):
-    kwargs = {"draws": 50, "tune": 50, "chains": 2, "cores": 1, "random_seed": 11,
-              "progressbar": False, "compute_convergence_checks": False, **kwargs}
+    kwargs = {
+        "draws": 50,
+        "tune": 50,
+        "chains": 2,
+        "cores": 1,
+        "random_seed": 11,
+        "progressbar": False,
+        "compute_convergence_checks": False,
+        **kwargs,
+    }
     with model:
         return pm.sample(step=step() if step else None, **kwargs)
 
@@ -140,9 +185,13 @@ def test_every_chain_is_tuned_with_one_core(step):
 def test_tune_false_keeps_the_proposal_fixed():
     """pm.sample sets ``step.tune`` itself; the step's own ``tune=False`` must still hold."""
     X, y = small_problem(3, n=8)
-    idata = sample(knn_model(X, y), lambda: pk.Exchange(tune=False, proposal_sd=0.7, k_radius=2,
-                                                        iterations_per_draw=3),
-                   tune=300, draws=20, discard_tuned_samples=False)
+    idata = sample(
+        knn_model(X, y),
+        lambda: pk.Exchange(tune=False, proposal_sd=0.7, k_radius=2, iterations_per_draw=3),
+        tune=300,
+        draws=20,
+        discard_tuned_samples=False,
+    )
     for group in (idata.warmup_sample_stats, idata.sample_stats):
         assert (group["scaling"] == 0.7).all()
         assert (group["graph_step"] == 2).all()
@@ -164,8 +213,14 @@ def test_iterations_per_draw_follow_the_mixing():
     assert (its == its[0, 0]).all() and 4 <= its[0, 0] <= 40
     ess = az.ess(idata.posterior)
     assert float(ess["beta"]) > 250 and float(ess["k"]) > 250
-    fixed = sample(model, lambda: pk.Exchange(iterations_per_draw=2), tune=300, draws=10,
-                   chains=1, discard_tuned_samples=False)
+    fixed = sample(
+        model,
+        lambda: pk.Exchange(iterations_per_draw=2),
+        tune=300,
+        draws=10,
+        chains=1,
+        discard_tuned_samples=False,
+    )
     assert (fixed.warmup_sample_stats["iterations"] == 2).all()
     assert (fixed.sample_stats["iterations"] == 2).all()
 
@@ -293,8 +348,14 @@ def test_a_beta_prior_past_beta_max_is_refused():
         k = pm.DiscreteUniform("k", 1, 4)
         pk.PottsKNN("y", X=X, beta=pm.math.exp(b), k=k, beta_max=2.0, observed=y)
         with pytest.raises(ValueError, match="reaches past beta_max"):
-            pm.sample(draws=200, tune=0, chains=1, progressbar=False, random_seed=1,
-                      compute_convergence_checks=False)
+            pm.sample(
+                draws=200,
+                tune=0,
+                chains=1,
+                progressbar=False,
+                random_seed=1,
+                compute_convergence_checks=False,
+            )
 
 
 def test_k_max_one_leaves_k_fixed():
@@ -305,8 +366,15 @@ def test_k_max_one_leaves_k_fixed():
         beta = pm.Uniform("beta", 0, BETA_MAX)
         k = pm.DiscreteUniform("k", 1, 1)
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
-        idata = pm.sample(draws=200, tune=100, chains=1, cores=1, random_seed=1,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=200,
+            tune=100,
+            chains=1,
+            cores=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     assert np.all(idata.posterior["k"].values == 1)
     assert idata.posterior["beta"].std() > 0
 

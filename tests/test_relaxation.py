@@ -22,8 +22,15 @@ from pymc_knn.step_methods._adaptation import AUX_SWEEPS, RELAX_CHAINS, relaxed
 def blobs():
     """500 points, 10 covariates, 6 overlapping classes: with k = 3 the posterior of beta
     sits at the ordering transition, where Swendsen-Wang relaxes slowly from the labels."""
-    X, y = make_classification(500, n_features=10, n_informative=6, n_classes=6,
-                               n_clusters_per_class=1, class_sep=1.0, random_state=0)
+    X, y = make_classification(
+        500,
+        n_features=10,
+        n_informative=6,
+        n_classes=6,
+        n_clusters_per_class=1,
+        class_sep=1.0,
+        random_state=0,
+    )
     return X, y
 
 
@@ -36,7 +43,7 @@ def _model(X, y):
 
 def test_relaxed_compares_the_two_windows(rng):
     late = rng.normal(100.0, 1.0, 64)
-    sq = np.full(64, 100.0 ** 2 + 25.0)  # stationary sd 5
+    sq = np.full(64, 100.0**2 + 25.0)  # stationary sd 5
     assert relaxed(late + rng.normal(0, 0.1, 64), late, sq)
     assert not relaxed(late - 5.0 + rng.normal(0, 0.1, 64), late, sq)  # one sd behind
     # a bias the check cannot resolve (within two standard errors) passes
@@ -50,7 +57,7 @@ def test_relaxation_windows(blobs):
     aux = step.chain.aux
     early, late, late_sq = mcmc.relaxation(step.field, aux, 2.6, 3.0, 10, 8, step.rng)
     assert early.shape == late.shape == late_sq.shape == (8,)
-    assert np.all(late_sq >= late ** 2 - 1e-6)
+    assert np.all(late_sq >= late**2 - 1e-6)
     # at beta = 2.6 the field is far more ordered than the labels: 10 sweeps do not relax
     assert not relaxed(*mcmc.relaxation(step.field, aux, 2.6, 3.0, 10, RELAX_CHAINS, step.rng))
 
@@ -86,8 +93,15 @@ def test_fixed_or_exact_auxiliary_draws_are_not_tuned(kwargs):
         beta = pm.Uniform("beta", 0, 2)
         pk.PottsKNN("y", X=X, beta=beta, k=2, k_max=3, observed=y)
         step = pk.Exchange(**kwargs)
-        idata = pm.sample(draws=20, tune=250, chains=1, step=step, random_seed=3,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=20,
+            tune=250,
+            chains=1,
+            step=step,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     assert not step._tune_sweeps
     expected = kwargs.get("sweeps", 0)
     assert np.all(idata.sample_stats.aux_sweeps.values == expected)
@@ -125,9 +139,16 @@ def test_tuned_sweeps_remove_the_bias_of_an_unrelaxed_auxiliary_chain(blobs):
     fits = {}
     for name, kwargs in (("tuned", {}), ("ten", {"sweeps": 10})):
         with _model(X, y):
-            idata = pm.sample(draws=400, tune=400, chains=2, cores=1, random_seed=1,
-                              step=pk.Exchange(**kwargs), progressbar=False,
-                              compute_convergence_checks=False)
+            idata = pm.sample(
+                draws=400,
+                tune=400,
+                chains=2,
+                cores=1,
+                random_seed=1,
+                step=pk.Exchange(**kwargs),
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         fits[name] = idata.posterior.beta.values
     tuned, ten = fits["tuned"], fits["ten"]
     # measured: tuned 2.336 +- 0.037 against 2.327 +- 0.038 (0.24 sd); ten sweeps 2.474 (4 sd)

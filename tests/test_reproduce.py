@@ -39,13 +39,29 @@ def quick(tmp_path_factory):
 def test_writes_the_markdown_and_figures(quick):
     _, out, _ = quick
     text = (out / "reproductions.md").read_text()
-    for heading in ("000 Table 1", "000 Table 2", "000 Fig. 2", "000 sections 3.2-3.5",
-                    "000 Fig. 10", "000 section 4: Pima", "000 section 4: forensic glass",
-                    "001 Table 2", "003 Table 2", "003 Table 3", "003 Fig. 3", "004 Table 1"):
+    for heading in (
+        "000 Table 1",
+        "000 Table 2",
+        "000 Fig. 2",
+        "000 sections 3.2-3.5",
+        "000 Fig. 10",
+        "000 section 4: Pima",
+        "000 section 4: forensic glass",
+        "001 Table 2",
+        "003 Table 2",
+        "003 Table 3",
+        "003 Fig. 3",
+        "004 Table 1",
+    ):
         assert heading in text
     figures = {p.name for p in (out / "figures").iterdir()}
-    assert figures == {"ripley_loo.png", "ripley_marginals.png", "ripley_probabilities.png",
-                       "ripley_beta_given_k.png", "wine_k_posterior.png"}
+    assert figures == {
+        "ripley_loo.png",
+        "ripley_marginals.png",
+        "ripley_probabilities.png",
+        "ripley_beta_given_k.png",
+        "wine_k_posterior.png",
+    }
 
 
 def test_classical_tables_match_the_paper(quick):
@@ -105,8 +121,10 @@ def test_yoon_friel_tables_are_near_the_paper(quick):
             assert abs(yoon[("KOREA (average)", name, rule)] - f) < 0.1, (name, rule)
         assert abs(yoon[("kNN", "Fglass", rule)] - yoon2015.PAPER_F["kNN"]["Fglass"][r][0]) < 0.1
         assert yoon[("KOREA (average)", "Iris", rule)] > 0.88
-    k_korea, k_pseudo, k_exact = (yoon["fig3"][m][0] for m in (
-        "KOREA", "pseudo-likelihood MCMC", "exchange (exact posterior)"))
+    k_korea, k_pseudo, k_exact = (
+        yoon["fig3"][m][0]
+        for m in ("KOREA", "pseudo-likelihood MCMC", "exchange (exact posterior)")
+    )
     assert abs(k_korea - k_pseudo) < 3
     assert k_exact < k_korea - 3  # the pseudo-posterior's bias (000 section 3.5)
 

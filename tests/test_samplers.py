@@ -41,7 +41,9 @@ IDS = [f"{c[0]}-{c[1]}-G{c[2]}{'-weighted' if c[5] else ''}" for c in CASES]
 
 def make_coupling(kind, option, G, param, seed=3):
     X, _ = small_problem(seed, n=8 if G == 2 else 6, G=G)
-    graph = pk.KNNGraph(X, neighbours=option) if kind == "knn" else pk.DistanceGraph(X, kernel=option)
+    graph = (
+        pk.KNNGraph(X, neighbours=option) if kind == "knn" else pk.DistanceGraph(X, kernel=option)
+    )
     return graph.coupling(param)
 
 
@@ -67,8 +69,9 @@ def chain_draws(sampler, coupling, beta, G, a, n_draws, seed, exact_start=True):
     else:
         starts = np.zeros((n_draws, coupling.n), dtype=np.int64)
         sweeps = CONVERGENCE_SWEEPS
-    return np.array([sampler(coupling, beta, z, G, rng, sweeps=sweeps, class_weights=a)
-                     for z in starts])
+    return np.array(
+        [sampler(coupling, beta, z, G, rng, sweeps=sweeps, class_weights=a) for z in starts]
+    )
 
 
 @pytest.mark.parametrize("sampler", [gibbs, swendsen_wang], ids=["gibbs", "swendsen_wang"])
@@ -91,7 +94,9 @@ def test_mcmc_samplers_converge_from_a_fixed_start(sampler, case):
     assert p > ALPHA, f"p-value {p:.2e}"
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[2] == 2], ids=[i for c, i in zip(CASES, IDS) if c[2] == 2])
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c[2] == 2], ids=[i for c, i in zip(CASES, IDS) if c[2] == 2]
+)
 def test_cftp_draws_are_exact(case):
     kind, option, G, param, beta, a = case
     c = make_coupling(kind, option, G, param)
@@ -104,8 +109,11 @@ def test_cftp_draws_are_exact(case):
     assert p > ALPHA, f"p-value {p:.2e}"
 
 
-ROW_CASES = [("gaussian", 2, 0.8, 2.0, None), ("exponential", 3, 1.0, 2.0, [0.7, 1.0, 1.5]),
-             ("ball", 2, 1.0, 1.5, [1.0, 1.6])]
+ROW_CASES = [
+    ("gaussian", 2, 0.8, 2.0, None),
+    ("exponential", 3, 1.0, 2.0, [0.7, 1.0, 1.5]),
+    ("ball", 2, 1.0, 1.5, [1.0, 1.6]),
+]
 
 
 @pytest.mark.parametrize("exact_start", [True, False], ids=["invariance", "convergence"])
@@ -122,8 +130,16 @@ def test_row_swendsen_wang_of_dnn_fields(case, exact_start):
     order, sorted_sq = graph.sorted_rows()
     aw = np.ones(G) if a is None else np.asarray(a, float)
     C = np.empty(sorted_sq.shape)
-    dnn_row_cumulative(sorted_sq, order, sigma, pk.graphs.DNN_KERNELS[kernel], graph.epsilon, C,
-                       np.zeros(len(X), dtype=np.int64), aw)
+    dnn_row_cumulative(
+        sorted_sq,
+        order,
+        sigma,
+        pk.graphs.DNN_KERNELS[kernel],
+        graph.epsilon,
+        C,
+        np.zeros(len(X), dtype=np.int64),
+        aw,
+    )
     c = graph.coupling(sigma)
     probs = label_probabilities(c, beta, G, class_weights=a)
     rng = np.random.default_rng(13)
@@ -184,7 +200,9 @@ def test_same_generator_seed_same_draws(sampler):
     b = sampler(c, 1.0, start, 3, np.random.default_rng(42), sweeps=5)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(start, 0)  # the start is not modified
-    np.testing.assert_array_equal(sampler(c, 1.0, start, 3, np.random.default_rng(1), sweeps=0), start)
+    np.testing.assert_array_equal(
+        sampler(c, 1.0, start, 3, np.random.default_rng(1), sweeps=0), start
+    )
 
 
 def test_cftp_reproducible():

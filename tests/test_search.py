@@ -52,8 +52,11 @@ def dense_strengths(order, enter, y, ks, a, equal):
             member = np.minimum(rank, enter[i]) <= k if equal else None
             for g in range(a.size):
                 cls = y == g
-                count = (member & cls).sum() if equal else ((rank <= k) & cls).sum() + (
-                    (enter[i] <= k) & cls).sum()
+                count = (
+                    (member & cls).sum()
+                    if equal
+                    else ((rank <= k) & cls).sum() + ((enter[i] <= k) & cls).sum()
+                )
                 out[i, t, g] = a[g] * float(count) / k
     return out
 
@@ -76,8 +79,16 @@ def assert_same_query(graph, X_new):
     return q, order, enter
 
 
-SHIPPED = [("ripley", "train"), ("ripley", "test"), ("pima", "train"), ("pima", "test"),
-           ("crabs", None), ("glass", None), ("iris", None), ("wine", None)]
+SHIPPED = [
+    ("ripley", "train"),
+    ("ripley", "test"),
+    ("pima", "train"),
+    ("pima", "test"),
+    ("crabs", None),
+    ("glass", None),
+    ("iris", None),
+    ("wine", None),
+]
 
 
 def load(name, split):
@@ -98,8 +109,11 @@ def test_graph_and_query_equal_the_dense_ones_on_shipped_data(name, split, engin
 
 
 # integer grids and duplicated points: many tied distances
-grid = arrays(np.float64, st.tuples(st.integers(3, 40), st.integers(1, 4)),
-              elements=st.integers(-2, 2).map(float))
+grid = arrays(
+    np.float64,
+    st.tuples(st.integers(3, 40), st.integers(1, 4)),
+    elements=st.integers(-2, 2).map(float),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -108,8 +122,14 @@ def test_search_equals_dense_construction_with_ties(X, data):
     n = X.shape[0]
     K = data.draw(st.integers(1, n - 1), label="k_max")
     engine = data.draw(st.sampled_from(ENGINES), label="engine")
-    X_new = data.draw(arrays(np.float64, st.tuples(st.integers(1, 8), st.just(X.shape[1])),
-                             elements=st.integers(-3, 3).map(float)), label="X_new")
+    X_new = data.draw(
+        arrays(
+            np.float64,
+            st.tuples(st.integers(1, 8), st.just(X.shape[1])),
+            elements=st.integers(-3, 3).map(float),
+        ),
+        label="X_new",
+    )
     g = pk.KNNGraph(X, k_max=K, algorithm=engine, standardize=False)
     assert_same_graph(g, g.X, K)
     assert_same_query(g, X_new)
@@ -134,8 +154,7 @@ def test_strengths_from_the_sparse_query_equal_the_dense_ones(equal):
     q, order, enter = assert_same_query(g, X_new[:200])
     ks = np.array([1, 2, 7, 16, 40], dtype=np.int64)
     a = np.array([1.0, 0.8])
-    h = _pred.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, y, ks, a,
-                            equal)
+    h = _pred.knn_strengths(q.neighbours, q.enter_indptr, q.enter_index, q.enter_k, y, ks, a, equal)
     np.testing.assert_array_equal(h, dense_strengths(order, enter, y, ks, a, equal))
 
 
@@ -175,8 +194,11 @@ def test_graph_memory_is_refused_before_allocating():
     X = np.random.default_rng(0).normal(size=(2000, 2))
     need = knn_graph_bytes(2000, 1500)
     assert need == 24 * 2000 * 1500
-    with pytest.raises(ValueError, match=r"n = 2000 points with k_max = 1500 needs "
-                                         r"72,000,000 bytes .*working_memory budget of 10 MiB"):
+    with pytest.raises(
+        ValueError,
+        match=r"n = 2000 points with k_max = 1500 needs "
+        r"72,000,000 bytes .*working_memory budget of 10 MiB",
+    ):
         pk.KNNGraph(X, k_max=1500, working_memory=10)
     import sklearn
 
@@ -244,8 +266,7 @@ def test_coupling_cache_is_bounded(monkeypatch):
 def test_approximate_needs_pynndescent(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynndescent", None)
     with pytest.raises(ImportError, match=r"pymc-knn\[approximate\]"):
-        pk.KNNGraph(np.random.default_rng(0).normal(size=(30, 2)), k_max=3,
-                    algorithm="approximate")
+        pk.KNNGraph(np.random.default_rng(0).normal(size=(30, 2)), k_max=3, algorithm="approximate")
     with pytest.raises(ValueError, match="algorithm must be one of"):
         pk.KNNGraph(np.zeros((5, 2)), algorithm="ball_tree")
 
@@ -256,8 +277,10 @@ def test_approximate_graph_is_sorted_exactly_and_recalls_the_neighbours():
     X = np.random.default_rng(0).normal(size=(3000, 12))
     approx = pk.KNNGraph(X, k_max=20, algorithm="approximate")
     exact = pk.KNNGraph(X, k_max=20)
-    recall = np.mean([np.intersect1d(a, b).size for a, b in
-                      zip(approx.neighbours, exact.neighbours)]) / 20
+    recall = (
+        np.mean([np.intersect1d(a, b).size for a, b in zip(approx.neighbours, exact.neighbours)])
+        / 20
+    )
     assert recall > 0.95
     assert np.all(np.diff(approx.sq_distances, axis=1) >= 0)
     assert np.all(approx.sq_distances >= exact.sq_distances)
@@ -275,6 +298,11 @@ def test_build_memory_stays_linear_in_n():
         g.query(X[:5000] + 0.01)
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=str(__import__("pathlib").Path(pk.__file__).parents[1]))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(__import__("pathlib").Path(pk.__file__).parents[1]),
+    )
     assert int(out.stdout.split()[-1]) < 200 * 1024  # KiB

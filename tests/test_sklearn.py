@@ -33,13 +33,15 @@ def test_sklearn_api(estimator, check):
 
 
 @pytest.mark.slow
-@parametrize_with_checks([
-    BayesianKNNClassifier(**{**FAST, "model": "equal", "method": "moller"}),
-    BayesianKNNClassifier(**{**FAST, "method": "exchange"}),
-    BayesianKNNClassifier(**{**FAST, "model": "dnn-gaussian"}),
-    BayesianKNNClassifier(**{**FAST, "model": "dnn-ball", "method": "exchange"}),
-    BayesianKNNClassifier(**{**FAST, "model": "dnn-exponential"}),
-])
+@parametrize_with_checks(
+    [
+        BayesianKNNClassifier(**{**FAST, "model": "equal", "method": "moller"}),
+        BayesianKNNClassifier(**{**FAST, "method": "exchange"}),
+        BayesianKNNClassifier(**{**FAST, "model": "dnn-gaussian"}),
+        BayesianKNNClassifier(**{**FAST, "model": "dnn-ball", "method": "exchange"}),
+        BayesianKNNClassifier(**{**FAST, "model": "dnn-exponential"}),
+    ]
+)
 def test_sklearn_api_other_models(estimator, check):
     """The same suite for the other models and step methods."""
     check(estimator)
@@ -89,8 +91,9 @@ def test_string_labels_round_trip(ripley):
 
 
 def test_predict_summary(ripley):
-    clf = BayesianKNNClassifier(method="pseudo", draws=100, tune=100, chains=1, random_seed=0,
-                                ci_prob=0.9).fit(ripley.X, ripley.y)
+    clf = BayesianKNNClassifier(
+        method="pseudo", draws=100, tune=100, chains=1, random_seed=0, ci_prob=0.9
+    ).fit(ripley.X, ripley.y)
     s = clf.predict_summary(ripley.X[:50])
     np.testing.assert_array_equal(s["proba"].values, clf.predict_proba(ripley.X[:50]))
     assert s.attrs["ci_prob"] == 0.9
@@ -105,8 +108,9 @@ def test_ripley_test_error_matches_the_paper(ripley):
     1.46; the same tolerance as tests/test_reproduce.py. About 2.5 s.
     """
     Xt, yt, *_ = pk.datasets.load_ripley("test")
-    clf = BayesianKNNClassifier(method="exchange", standardize=False, draws=5000, tune=1000,
-                                random_seed=1).fit(ripley.X, ripley.y)
+    clf = BayesianKNNClassifier(
+        method="exchange", standardize=False, draws=5000, tune=1000, random_seed=1
+    ).fit(ripley.X, ripley.y)
     error = 1 - clf.score(Xt, yt)
     assert abs(error - 0.085) < 0.015
     assert 1.3 < float(clf.idata_.posterior["beta"].mean()) < 1.6
@@ -150,8 +154,9 @@ def test_cross_val_score_with_n_jobs_and_chain_processes():
     """cross_val_score(n_jobs=2) with cores=2: chain processes inside loky workers, every input
     a read-only memory map; the same scores as n_jobs=1. About 30-60 s (worker start-up)."""
     X, y, *_ = pk.datasets.load_iris()
-    clf = BayesianKNNClassifier(method="pseudo", draws=50, tune=50, chains=2, cores=2,
-                                random_seed=0)
+    clf = BayesianKNNClassifier(
+        method="pseudo", draws=50, tune=50, chains=2, cores=2, random_seed=0
+    )
     with parallel_config(max_nbytes=1):
         parallel = cross_val_score(clf, X, y, cv=3, n_jobs=2)
     np.testing.assert_array_equal(parallel, cross_val_score(clf, X, y, cv=3, n_jobs=1))
@@ -204,14 +209,22 @@ def test_korea_method_is_pk_korea(ripley):
 
     labels = np.array(["no", "yes"])[ripley.y]
     clf = BayesianKNNClassifier(method="korea", model="equal", standardize=False).fit(
-        ripley.X, labels)
-    approx = pk.korea(ripley.X, ripley.y, neighbours="equal", standardize=False,
-                      beta_prior=pm.Uniform.dist(0, 4), beta_upper=4.0)
+        ripley.X, labels
+    )
+    approx = pk.korea(
+        ripley.X,
+        ripley.y,
+        neighbours="equal",
+        standardize=False,
+        beta_prior=pm.Uniform.dist(0, 4),
+        beta_upper=4.0,
+    )
     X_new = ripley.X[:20] + 0.01
     np.testing.assert_allclose(clf.predict_proba(X_new), approx.predict_proba(X_new))
     assert list(clf.predict_summary(X_new)["class"].values) == ["no", "yes"]
     assert clf.korea_.k_map == approx.k_map
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(X_new),
-                                  clf.predict_proba(X_new))
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(clf)).predict_proba(X_new), clf.predict_proba(X_new)
+    )
     with pytest.raises(ValueError, match="method='korea' approximates the kNN models"):
         BayesianKNNClassifier(method="korea", model="dnn-ball").fit(ripley.X, ripley.y)

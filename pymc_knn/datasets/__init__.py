@@ -100,8 +100,14 @@ def load_pima(split: str = "train") -> Dataset:
 
 
 GLASS_TYPES = ("WinF", "WinNF", "Veh", "Con", "Tabl", "Head")
-GLASS_COALESCED = {"WinF": "WinF", "WinNF": "WinNF", "Veh": "Veh",
-                   "Con": "Other", "Tabl": "Other", "Head": "Other"}
+GLASS_COALESCED = {
+    "WinF": "WinF",
+    "WinNF": "WinNF",
+    "Veh": "Veh",
+    "Con": "Other",
+    "Tabl": "Other",
+    "Head": "Other",
+}
 
 
 def load_glass(coalesce: bool = True) -> Dataset:

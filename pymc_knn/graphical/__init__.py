@@ -13,8 +13,15 @@ from .estimator import GraphicalPredictiveClassifier
 from .evidence import Hyper, class_hyper, graph_log_evidence, graph_log_predictive
 from .model import DecomposableGraph, GaussianGraphicalEvidence, GraphParticleGibbs, edge_names
 from .plots import plot_edge_inclusion
-from .posterior import (GraphDraws, bma_log_predictive, edge_inclusion, exact_graph_posterior,
-                        graph_frequencies, graph_sizes, sample_graphs)
+from .posterior import (
+    GraphDraws,
+    bma_log_predictive,
+    edge_inclusion,
+    exact_graph_posterior,
+    graph_frequencies,
+    graph_sizes,
+    sample_graphs,
+)
 
 __all__ = [
     "DecomposableGraph",

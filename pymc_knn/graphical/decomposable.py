@@ -71,8 +71,12 @@ def maximal_cliques(adj):
     keep = np.ones(p, np.bool_)
     for i in range(p):
         for j in range(p):
-            if i != j and keep[j] and cand[i] & cand[j] == cand[i] and (
-                    cand[i] != cand[j] or j < i):
+            if (
+                i != j
+                and keep[j]
+                and cand[i] & cand[j] == cand[i]
+                and (cand[i] != cand[j] or j < i)
+            ):
                 keep[i] = False
                 break
     return cand[keep]
@@ -134,9 +138,9 @@ def adjacency_from_code(code, p):
 @njit(cache=True)
 def _chordal_codes(p):
     n_edges = p * (p - 1) // 2
-    out = np.empty(2 ** n_edges, np.uint64)
+    out = np.empty(2**n_edges, np.uint64)
     k = 0
-    for code in range(2 ** n_edges):
+    for code in range(2**n_edges):
         if is_chordal(adjacency_from_code(np.uint64(code), p)):
             out[k] = code
             k += 1
@@ -155,8 +159,11 @@ def enumerate_decomposable(p: int) -> np.ndarray:
     if not 1 <= p <= MAX_ENUMERATION_NODES:
         raise ValueError(f"enumeration is for 1 <= p <= {MAX_ENUMERATION_NODES}, got p={p}")
     codes = _chordal_codes(p)
-    return np.stack([adjacency_from_code(c, p) for c in codes]) if codes.size else np.zeros(
-        (0, p), np.uint64)
+    return (
+        np.stack([adjacency_from_code(c, p) for c in codes])
+        if codes.size
+        else np.zeros((0, p), np.uint64)
+    )
 
 
 def adjacency_from_matrix(A) -> np.ndarray:

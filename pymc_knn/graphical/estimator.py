@@ -12,8 +12,13 @@ from .._validation import as_float, check_count, check_positive
 from ._bits import MAX_NODES
 from .decomposable import adjacency_from_matrix, is_chordal
 from .evidence import class_hyper
-from .posterior import (bma_log_predictive, edge_inclusion, graph_frequencies, graph_sizes,
-                        sample_graphs)
+from .posterior import (
+    bma_log_predictive,
+    edge_inclusion,
+    graph_frequencies,
+    graph_sizes,
+    sample_graphs,
+)
 
 __all__ = ["GraphicalPredictiveClassifier"]
 
@@ -87,8 +92,20 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
     array([0, 1, 2])
     """
 
-    def __init__(self, graph="bma", *, n_particles=50, n_sweeps=2000, burn_in=None, alpha=0.5,
-                 beta=0.5, nu=1.0, phi=None, delta=1.0, random_seed=None):
+    def __init__(
+        self,
+        graph="bma",
+        *,
+        n_particles=50,
+        n_sweeps=2000,
+        burn_in=None,
+        alpha=0.5,
+        beta=0.5,
+        nu=1.0,
+        phi=None,
+        delta=1.0,
+        random_seed=None,
+    ):
         self.graph = graph
         self.n_particles = n_particles
         self.n_sweeps = n_sweeps
@@ -124,31 +141,40 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         p = X.shape[1]
         if p > MAX_NODES:
-            raise ValueError(f"{type(self).__name__} handles at most {MAX_NODES} features "
-                             f"(graphs on bit masks), got {p}; select or project features first")
+            raise ValueError(
+                f"{type(self).__name__} handles at most {MAX_NODES} features "
+                f"(graphs on bit masks), got {p}; select or project features first"
+            )
         classes, y_enc, counts = np.unique(y, return_inverse=True, return_counts=True)
         if classes.size < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got "
-                             f"{classes.size} class ({classes[0]!r})")
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 classes in y, got "
+                f"{classes.size} class ({classes[0]!r})"
+            )
         if counts.min() < 2:
             small = classes[np.argmin(counts)]
-            raise ValueError(f"every class needs at least 2 samples; class {small!r} has "
-                             f"{counts.min()}")
+            raise ValueError(
+                f"every class needs at least 2 samples; class {small!r} has {counts.min()}"
+            )
         phi = self._check_phi(p)
         fixed = self._check_graph(p)
         rs = check_random_state(self.random_seed)
         self.hypers_, self.graphs_, self.log_likelihood_ = [], [], []
         for c in range(classes.size):
-            hyper = class_hyper(X[y_enc == c], nu=settings["nu"], phi=phi,
-                                delta=settings["delta"])
+            hyper = class_hyper(X[y_enc == c], nu=settings["nu"], phi=phi, delta=settings["delta"])
             self.hypers_.append(hyper)
-            seed = int(rs.randint(2 ** 31 - 1))
+            seed = int(rs.randint(2**31 - 1))
             if fixed is None:
-                draws = sample_graphs(hyper, n_particles=settings["n_particles"],
-                                      n_sweeps=settings["n_sweeps"], alpha=settings["alpha"],
-                                      beta=settings["beta"], seed=seed)
-                self.graphs_.append(draws.graphs[settings["burn_in"]:])
-                self.log_likelihood_.append(draws.log_likelihood[settings["burn_in"]:])
+                draws = sample_graphs(
+                    hyper,
+                    n_particles=settings["n_particles"],
+                    n_sweeps=settings["n_sweeps"],
+                    alpha=settings["alpha"],
+                    beta=settings["beta"],
+                    seed=seed,
+                )
+                self.graphs_.append(draws.graphs[settings["burn_in"] :])
+                self.log_likelihood_.append(draws.log_likelihood[settings["burn_in"] :])
             else:
                 self.graphs_.append(fixed[None, :])
                 self.log_likelihood_.append(np.zeros(0))
@@ -184,27 +210,35 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
         from .plots import plot_edge_inclusion
 
         check_is_fitted(self)
-        return plot_edge_inclusion(self.edge_inclusion_, titles=[str(c) for c in self.classes_],
-                                   axes=axes)
+        return plot_edge_inclusion(
+            self.edge_inclusion_, titles=[str(c) for c in self.classes_], axes=axes
+        )
 
     def _check_params(self) -> dict:
         n_sweeps = check_count(self.n_sweeps, "n_sweeps")
-        burn_in = n_sweeps // 4 if self.burn_in is None else check_count(
-            self.burn_in, "burn_in", minimum=0)
+        burn_in = (
+            n_sweeps // 4
+            if self.burn_in is None
+            else check_count(self.burn_in, "burn_in", minimum=0)
+        )
         if burn_in >= n_sweeps:
             raise ValueError(f"burn_in must be < n_sweeps ({n_sweeps}), got {burn_in}")
-        settings = {"n_particles": check_count(self.n_particles, "n_particles", minimum=2),
-                    "n_sweeps": n_sweeps, "burn_in": burn_in,
-                    "nu": check_positive(self.nu, "nu"),
-                    "delta": check_positive(self.delta, "delta")}
+        settings = {
+            "n_particles": check_count(self.n_particles, "n_particles", minimum=2),
+            "n_sweeps": n_sweeps,
+            "burn_in": burn_in,
+            "nu": check_positive(self.nu, "nu"),
+            "delta": check_positive(self.delta, "delta"),
+        }
         for name in ("alpha", "beta"):
             v = as_float(getattr(self, name), name, "in (0, 1)")
             if not 0.0 < v < 1.0:
                 raise ValueError(f"{name} must be in (0, 1), got {getattr(self, name)!r}")
             settings[name] = v
         if isinstance(self.graph, str) and self.graph not in GRAPHS:
-            raise ValueError(f"graph must be one of {GRAPHS} or an adjacency matrix, got "
-                             f"{self.graph!r}")
+            raise ValueError(
+                f"graph must be one of {GRAPHS} or an adjacency matrix, got {self.graph!r}"
+            )
         return settings
 
     def _check_phi(self, p: int):
@@ -226,14 +260,18 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
             return adjacency_from_matrix(np.ones((p, p), bool))
         A = np.asarray(self.graph)
         if A.shape != (p, p):
-            raise ValueError(f"graph must be 'bma', 'complete' or a ({p}, {p}) adjacency "
-                             f"matrix, got shape {A.shape}")
+            raise ValueError(
+                f"graph must be 'bma', 'complete' or a ({p}, {p}) adjacency "
+                f"matrix, got shape {A.shape}"
+            )
         if not np.isin(A, (0, 1)).all() or not np.array_equal(A, A.T):
             raise ValueError("graph must be a symmetric 0/1 adjacency matrix")
         adj = adjacency_from_matrix(A)
         if not is_chordal(adj):
-            raise ValueError("graph must be decomposable (chordal): it has a chordless cycle of "
-                             "length 4 or more; add chords or use graph='bma'")
+            raise ValueError(
+                "graph must be decomposable (chordal): it has a chordless cycle of "
+                "length 4 or more; add chords or use graph='bma'"
+            )
         return adj
 
 

@@ -88,8 +88,12 @@ def class_hyper(X, *, mu=None, nu=1.0, phi=None, delta=1.0) -> Hyper:
     d = (mu - xbar)[:, None]
     phi_post = phi + centred.T @ centred + (nu * n / nu_post) * (d @ d.T)
     mu_post = (nu * mu + n * xbar) / nu_post
-    return Hyper(np.ascontiguousarray(phi), np.ascontiguousarray(phi_post), mu_post,
-                 np.array([float(n), float(nu), float(delta)]))
+    return Hyper(
+        np.ascontiguousarray(phi),
+        np.ascontiguousarray(phi_post),
+        mu_post,
+        np.array([float(n), float(nu), float(delta)]),
+    )
 
 
 @njit(cache=True)
@@ -194,8 +198,12 @@ def log_t_points(mask, X, mu_post, phi_post, consts):
     L = np.empty((p, p))
     a = members(mask, idx)
     logdet = chol_logdet(phi_post, idx, a, L) + a * math.log(factor)
-    const = (math.lgamma((df + a) / 2.0) - math.lgamma(df / 2.0)
-             - a / 2.0 * math.log(df * math.pi) - 0.5 * logdet)
+    const = (
+        math.lgamma((df + a) / 2.0)
+        - math.lgamma(df / 2.0)
+        - a / 2.0 * math.log(df * math.pi)
+        - 0.5 * logdet
+    )
     y = np.empty(a)
     root = math.sqrt(factor)
     for r in range(m):

@@ -37,8 +37,13 @@ from pytensor.graph.op import Op
 from pytensor.tensor.random.op import RandomVariable
 
 from ._bits import MAX_NODES
-from .decomposable import (MAX_ENUMERATION_NODES, adjacency_from_matrix, enumerate_decomposable,
-                           is_chordal, matrix_from_adjacency)
+from .decomposable import (
+    MAX_ENUMERATION_NODES,
+    adjacency_from_matrix,
+    enumerate_decomposable,
+    is_chordal,
+    matrix_from_adjacency,
+)
 from .evidence import class_hyper, graph_log_evidence, new_cache
 from .particle_gibbs import pg_transition
 
@@ -96,7 +101,8 @@ class DecomposableGraphRV(RandomVariable):
             raise NotImplementedError(
                 f"forward draws of a DecomposableGraph enumerate its graphs: p <= "
                 f"{MAX_ENUMERATION_NODES} and one vector of edge weights, got p = {p}; sample "
-                "its prior with pm.sample (particle Gibbs) instead")
+                "its prior with pm.sample (particle Gibbs) instead"
+            )
         graphs = _edge_table(p)
         logw = edge_logp[graphs.sum(axis=1)]
         w = np.exp(logw - logw.max())
@@ -146,8 +152,9 @@ class DecomposableGraph(Distribution):
         size = p * (p - 1) // 2 + 1
         w = np.zeros(size) if edge_logp is None else np.asarray(edge_logp, dtype=np.float64)
         if w.shape != (size,) or np.isnan(w).any():
-            raise ValueError(f"edge_logp must be {size} log weights (0..{size - 1} edges), "
-                             f"got shape {w.shape}")
+            raise ValueError(
+                f"edge_logp must be {size} log weights (0..{size - 1} edges), got shape {w.shape}"
+            )
         return super().dist([pt.as_tensor_variable(w)], **kwargs)
 
 
@@ -239,10 +246,12 @@ def GaussianGraphicalEvidence(name, graph, *, nu=1.0, delta=1.0, phi=None, obser
         raise ValueError(f"observed must be a finite (n, p) array, got shape {X.shape}")
     # X is also a parameter: it gives PyTensor the value's shape (the logp reads the value)
     params = [graph, nu, delta, X] + (
-        [np.asarray(phi, dtype=np.float64)] if phi is not None else [])
+        [np.asarray(phi, dtype=np.float64)] if phi is not None else []
+    )
     signature = "(e),(),(),(n,p),(p,p)->(n,p)" if phi is not None else "(e),(),(),(n,p)->(n,p)"
-    return pm.CustomDist(name, *params, logp=_evidence_logp, observed=X, signature=signature,
-                         **kwargs)
+    return pm.CustomDist(
+        name, *params, logp=_evidence_logp, observed=X, signature=signature, **kwargs
+    )
 
 
 def _evidence_inputs(model, value_var):
@@ -252,8 +261,11 @@ def _evidence_inputs(model, value_var):
         logp = model.logp(vars=[rv], sum=True, jacobian=False)
         for var in ancestors([logp]):
             node = var.owner
-            if node is not None and isinstance(node.op, GraphEvidence) and (
-                    node.inputs[0] is value_var):
+            if (
+                node is not None
+                and isinstance(node.op, GraphEvidence)
+                and (node.inputs[0] is value_var)
+            ):
                 found.append(node.inputs[1:])  # nu, delta, X, *phi
     return found
 
@@ -306,19 +318,38 @@ class GraphParticleGibbs(BlockedStep):
     default_blocked = True
     _state_class = GraphParticleGibbsState
     stats_dtypes_shapes: dict[str, tuple[Any, list[int]]] = {
-        "graph_size": (np.int64, []), "log_likelihood": (np.float64, [])}
+        "graph_size": (np.int64, []),
+        "log_likelihood": (np.float64, []),
+    }
 
-    def __init__(self, vars=None, *, n_particles=50, alpha=0.5, beta=0.5, model=None, rng=None,
-                 initial_point=None, blocked=True, compile_kwargs=None):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        n_particles=50,
+        alpha=0.5,
+        beta=0.5,
+        model=None,
+        rng=None,
+        initial_point=None,
+        blocked=True,
+        compile_kwargs=None,
+    ):
         model = pm.modelcontext(model)
         if vars is None:
-            vars = [v for v in model.value_vars
-                    if isinstance(model.values_to_rvs[v].owner.op, DecomposableGraphRV)]
+            vars = [
+                v
+                for v in model.value_vars
+                if isinstance(model.values_to_rvs[v].owner.op, DecomposableGraphRV)
+            ]
         vars = get_value_vars_from_user_vars(vars, model)
-        if len(vars) != 1 or not isinstance(model.values_to_rvs[vars[0]].owner.op,
-                                            DecomposableGraphRV):
-            raise ValueError("GraphParticleGibbs samples one DecomposableGraph variable, got "
-                             f"{[v.name for v in vars]}")
+        if len(vars) != 1 or not isinstance(
+            model.values_to_rvs[vars[0]].owner.op, DecomposableGraphRV
+        ):
+            raise ValueError(
+                "GraphParticleGibbs samples one DecomposableGraph variable, got "
+                f"{[v.name for v in vars]}"
+            )
         self.vars = vars
         rv = model.values_to_rvs[vars[0]]
         self.edge_logp = np.asarray(rv.owner.op.dist_params(rv.owner)[0].eval(), np.float64)
@@ -326,9 +357,13 @@ class GraphParticleGibbs(BlockedStep):
         terms = _evidence_inputs(model, vars[0])
         if len(terms) > 1:
             raise ValueError(f"{vars[0].name}: one evidence term per graph, got {len(terms)}")
-        self._inputs = (model.compile_fn(list(terms[0]), inputs=model.value_vars,
-                                         on_unused_input="ignore", point_fn=True)
-                        if terms else None)
+        self._inputs = (
+            model.compile_fn(
+                list(terms[0]), inputs=model.value_vars, on_unused_input="ignore", point_fn=True
+            )
+            if terms
+            else None
+        )
         if not 2 <= int(n_particles) or not (0 < alpha < 1 and 0 < beta < 1):
             raise ValueError("n_particles must be >= 2, alpha and beta in (0, 1)")
         self.n_particles, self.alpha, self.beta = int(n_particles), float(alpha), float(beta)
@@ -359,9 +394,18 @@ class GraphParticleGibbs(BlockedStep):
         if key != self._cache_key:
             self._cache_key, self._cache = key, new_cache()
         graph = edges_to_adjacency(point[name], self.p)
-        new, loglik = pg_transition(graph, self.n_particles, self.alpha, self.beta,
-                                    self.edge_logp, int(self.rng.integers(2 ** 31 - 1)),
-                                    self._cache, hyper.phi, hyper.phi_post, hyper.consts)
+        new, loglik = pg_transition(
+            graph,
+            self.n_particles,
+            self.alpha,
+            self.beta,
+            self.edge_logp,
+            int(self.rng.integers(2**31 - 1)),
+            self._cache,
+            hyper.phi,
+            hyper.phi_post,
+            hyper.consts,
+        )
         edges = adjacency_to_edges(new)
         point = {**point, name: edges.astype(self.vars[0].dtype)}
         return point, [{"graph_size": int(edges.sum()), "log_likelihood": float(loglik)}]

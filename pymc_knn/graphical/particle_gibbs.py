@@ -65,7 +65,7 @@ def log_q_neighbours(cliques, k, nb, alpha, beta):
     for i in range(k):
         if cliques[i] & nb == nb:
             c = popcount(cliques[i])
-            total += alpha ** size * (1.0 - alpha) ** (c - size) / (1.0 - (1.0 - alpha) ** c)
+            total += alpha**size * (1.0 - alpha) ** (c - size) / (1.0 - (1.0 - alpha) ** c)
     return math.log(beta) - math.log(k) + math.log(total)
 
 
@@ -166,8 +166,26 @@ def _logmeanexp(logw):
 
 
 @njit(cache=True)
-def csmc(p, n_particles, conditional, ref_order, ref_adj, alpha, beta, log_q_offset,
-         edge_logw, cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw):
+def csmc(
+    p,
+    n_particles,
+    conditional,
+    ref_order,
+    ref_adj,
+    alpha,
+    beta,
+    log_q_offset,
+    edge_logw,
+    cache,
+    phi,
+    phi_post,
+    consts,
+    adj,
+    cliques,
+    ncl,
+    loglik,
+    logw,
+):
     """One (conditional) SMC pass over the ``p`` insertion steps.
 
     The state arrays ``adj``, ``cliques`` (n_particles, p), ``ncl``, ``loglik`` and ``logw``
@@ -214,8 +232,9 @@ def csmc(p, n_particles, conditional, ref_order, ref_adj, alpha, beta, log_q_off
             lq = log_q_neighbours(cliques[i], k, nb, alpha, beta)
             if nb != ZERO:
                 lq += log_q_offset
-            gain = (log_h_cached(nb | bit(v), cache, phi, phi_post, consts)
-                    - log_h_cached(nb, cache, phi, phi_post, consts))
+            gain = log_h_cached(nb | bit(v), cache, phi, phi_post, consts) - log_h_cached(
+                nb, cache, phi, phi_post, consts
+            )
             ncl[i] = add_node(adj[i], cliques[i], k, v, nb)
             z[i] |= bit(v)
             s = popcount(simplicial_mask(cliques[i], ncl[i]))
@@ -241,8 +260,9 @@ def _draw_index(logw):
 
 
 @njit(cache=True)
-def particle_gibbs(p, n_particles, n_sweeps, alpha, beta, log_q_offset, seed,
-                   cache, phi, phi_post, consts):
+def particle_gibbs(
+    p, n_particles, n_sweeps, alpha, beta, log_q_offset, seed, cache, phi, phi_post, consts
+):
     """Run ``n_sweeps`` particle Gibbs transitions from an unconditional SMC start.
 
     Returns the final graph of each sweep (n_sweeps, p) as adjacency masks and its
@@ -259,8 +279,26 @@ def particle_gibbs(p, n_particles, n_sweeps, alpha, beta, log_q_offset, seed,
     ref_order = np.arange(p)
     ref_adj = np.zeros(p, np.uint64)
     for t in range(n_sweeps):
-        csmc(p, n_particles, t > 0, ref_order, ref_adj, alpha, beta, log_q_offset,
-             np.zeros(0), cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw)
+        csmc(
+            p,
+            n_particles,
+            t > 0,
+            ref_order,
+            ref_adj,
+            alpha,
+            beta,
+            log_q_offset,
+            np.zeros(0),
+            cache,
+            phi,
+            phi_post,
+            consts,
+            adj,
+            cliques,
+            ncl,
+            loglik,
+            logw,
+        )
         j = _draw_index(logw)
         ref_adj = adj[j].copy()
         graphs[t] = ref_adj
@@ -278,13 +316,30 @@ def smc_log_normaliser(p, n_particles, alpha, beta, seed, cache, phi, phi_post, 
     ncl = np.zeros(n_particles, np.int64)
     loglik = np.zeros(n_particles)
     logw = np.zeros(n_particles)
-    return csmc(p, n_particles, False, np.arange(p), np.zeros(p, np.uint64), alpha, beta, 0.0,
-                np.zeros(0), cache, phi, phi_post, consts, adj, cliques, ncl, loglik, logw)
+    return csmc(
+        p,
+        n_particles,
+        False,
+        np.arange(p),
+        np.zeros(p, np.uint64),
+        alpha,
+        beta,
+        0.0,
+        np.zeros(0),
+        cache,
+        phi,
+        phi_post,
+        consts,
+        adj,
+        cliques,
+        ncl,
+        loglik,
+        logw,
+    )
 
 
 @njit(cache=True)
-def pg_transition(graph, n_particles, alpha, beta, edge_logw, seed, cache, phi, phi_post,
-                  consts):
+def pg_transition(graph, n_particles, alpha, beta, edge_logw, seed, cache, phi, phi_post, consts):
     """One particle Gibbs transition from the graph ``graph`` (adjacency masks).
 
     The reference trajectory is redrawn from ``graph`` by the backward kernel (the exact
@@ -300,9 +355,27 @@ def pg_transition(graph, n_particles, alpha, beta, edge_logw, seed, cache, phi, 
     logw = np.zeros(n_particles)
     current = maximal_cliques(graph)
     work = np.zeros(p, np.uint64)
-    work[:current.size] = current
+    work[: current.size] = current
     ref_order = draw_elimination_order(graph, work, current.size)
-    csmc(p, n_particles, True, ref_order, graph, alpha, beta, 0.0, edge_logw, cache, phi,
-         phi_post, consts, adj, cliques, ncl, loglik, logw)
+    csmc(
+        p,
+        n_particles,
+        True,
+        ref_order,
+        graph,
+        alpha,
+        beta,
+        0.0,
+        edge_logw,
+        cache,
+        phi,
+        phi_post,
+        consts,
+        adj,
+        cliques,
+        ncl,
+        loglik,
+        logw,
+    )
     j = _draw_index(logw)
     return adj[j].copy(), loglik[j]

@@ -26,17 +26,36 @@ class GraphDraws(NamedTuple):
     log_likelihood: np.ndarray
 
 
-def sample_graphs(hyper: Hyper, *, n_particles=50, n_sweeps=2000, alpha=0.5, beta=0.5,
-                  seed=0, cache=None, log_q_offset=0.0) -> GraphDraws:
+def sample_graphs(
+    hyper: Hyper,
+    *,
+    n_particles=50,
+    n_sweeps=2000,
+    alpha=0.5,
+    beta=0.5,
+    seed=0,
+    cache=None,
+    log_q_offset=0.0,
+) -> GraphDraws:
     """Particle Gibbs draws of the class's graph (:mod:`pymc_knn.graphical.particle_gibbs`).
 
     ``log_q_offset`` is for the tests' negative control only (a wrong kernel probability).
     """
     p = hyper.phi.shape[0]
     cache = new_cache() if cache is None else cache
-    graphs, loglik = particle_gibbs(p, int(n_particles), int(n_sweeps), float(alpha),
-                                    float(beta), float(log_q_offset), int(seed), cache,
-                                    hyper.phi, hyper.phi_post, hyper.consts)
+    graphs, loglik = particle_gibbs(
+        p,
+        int(n_particles),
+        int(n_sweeps),
+        float(alpha),
+        float(beta),
+        float(log_q_offset),
+        int(seed),
+        cache,
+        hyper.phi,
+        hyper.phi_post,
+        hyper.consts,
+    )
     return GraphDraws(graphs, loglik)
 
 

@@ -87,6 +87,17 @@ def cftp_potts2(indptr, indices, data, z, beta, class_weights, max_sweeps, seed)
     for t in range(T, 0, -1):
         check_signals()
         for i in range(n):
-            _heat_bath(indptr, indices, data, z, c_z, deg, i, counter_uniform(seed, t * n + i),
-                       beta, a0, a1)
+            _heat_bath(
+                indptr,
+                indices,
+                data,
+                z,
+                c_z,
+                deg,
+                i,
+                counter_uniform(seed, t * n + i),
+                beta,
+                a0,
+                a1,
+            )
     return False, T

@@ -48,8 +48,15 @@ from .energy import energy, local_fields, log_pl_derivatives
 from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
 from .signals import check_signals
-from .structure import (add_floor_fields, csr_from_edges, dnn_table_cumulative, knn_csr,
-                        knn_edges, rows_energy, rows_to_edges)
+from .structure import (
+    add_floor_fields,
+    csr_from_edges,
+    dnn_table_cumulative,
+    knn_csr,
+    knn_edges,
+    rows_energy,
+    rows_to_edges,
+)
 from .swendsen_wang import swendsen_wang_pair, swendsen_wang_rows, swendsen_wang_sweeps
 
 EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
@@ -137,8 +144,9 @@ def _empty_csr():
 @njit(cache=True)
 def coupling(f, theta, need_csr):
     """The field's couplings at ``theta`` in a new array (see :func:`coupling_into`)."""
-    return coupling_into(f, theta, need_csr, np.empty(f.sorted_sq.shape),
-                         np.empty(f.sorted_sq.shape[0]))
+    return coupling_into(
+        f, theta, need_csr, np.empty(f.sorted_sq.shape), np.empty(f.sorted_sq.shape[0])
+    )
 
 
 @njit(cache=True)
@@ -155,9 +163,21 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
     n = f.y.size
     indptr, indices, data = _empty_csr()
     if f.kind == DNN:
-        ey = dnn_table_cumulative(f.sorted_sq, f.order, theta, f.dnn_kernel, f.epsilon,
-                                  cumulative, f.y, f.class_weights, f.n_others, floor,
-                                  f.dropped, f.shells, f.shell_step)
+        ey = dnn_table_cumulative(
+            f.sorted_sq,
+            f.order,
+            theta,
+            f.dnn_kernel,
+            f.epsilon,
+            cumulative,
+            f.y,
+            f.class_weights,
+            f.n_others,
+            floor,
+            f.dropped,
+            f.shells,
+            f.shell_step,
+        )
         f.dropped[1] = max(f.dropped[1], theta)
         f.dropped[2] = min(f.dropped[2], theta)
         if need_csr:
@@ -172,8 +192,7 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
     src, dst, weight = knn_edges(f.neighbours, f.reverse_rank, k, equal)
     if need_csr:
         indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal)
-    return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative,
-            f.energy_y[k - 1], floor)
+    return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative, f.energy_y[k - 1], floor)
 
 
 @njit(cache=True)
@@ -214,8 +233,7 @@ def auxiliary_draw(f, aux, c, beta, z, rng):
         return aux.sweeps, False
     if aux.sampler == CFTP:
         seed = rng.integers(0, 9223372036854775807)
-        ok, used = cftp_potts2(c[4], c[5], c[6], z, beta, f.class_weights, aux.max_sweeps,
-                               seed)
+        ok, used = cftp_potts2(c[4], c[5], c[6], z, beta, f.class_weights, aux.max_sweeps, seed)
         return used, ok
     enumerated_draw(c[0], c[1], c[2], f.class_weights, beta, z, rng.random())
     return 0, True
@@ -286,14 +304,24 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng):
         dst[e0:] = dst1
     total = 0.0
     for s in range(n_bridge + 1):
-        total += (beta0 * energy(src0, dst0, w0, z, class_weights)
-                  - beta1 * energy(src1, dst1, w1, z, class_weights))
+        total += beta0 * energy(src0, dst0, w0, z, class_weights) - beta1 * energy(
+            src1, dst1, w1, z, class_weights
+        )
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
         if fast:  # two uniform graphs: the bonds of each are found by geometric gaps
-            swendsen_wang_pair(src0, dst0, t * beta0 * u0, src1, dst1, (1.0 - t) * beta1 * u1,
-                               z, class_weights, rng)
+            swendsen_wang_pair(
+                src0,
+                dst0,
+                t * beta0 * u0,
+                src1,
+                dst1,
+                (1.0 - t) * beta1 * u1,
+                z,
+                class_weights,
+                rng,
+            )
             continue
         w[:e0] = (t * beta0) * w0
         w[e0:] = ((1.0 - t) * beta1) * w1
@@ -409,8 +437,9 @@ def _record(trace, t, p, x, beta, theta):
 
 
 @njit(cache=True)
-def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept, cap, move,
-                   noise, rng):
+def run_iterations(
+    logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept, cap, move, noise, rng
+):
     """Run ``n_iter`` iterations from ``x`` (updated in place).
 
     Parameters
@@ -495,11 +524,21 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
             if np.isfinite(lp1) and _valid(f, beta1, theta1):
                 if beta1 > f.beta_max:
                     state[1] = beta1
-                    return (PAST_BETA_MAX, n_accepted, accept_sum, sweeps_sum, n_draws,
-                            n_inexact, aux_energy, bridge_sweeps)
-                c1 = c0 if theta1 == theta0 else coupling_into(f, theta1, need_csr,
-                                                                slots[1 - slot0],
-                                                                floors[1 - slot0])
+                    return (
+                        PAST_BETA_MAX,
+                        n_accepted,
+                        accept_sum,
+                        sweeps_sum,
+                        n_draws,
+                        n_inexact,
+                        aux_energy,
+                        bridge_sweeps,
+                    )
+                c1 = (
+                    c0
+                    if theta1 == theta0
+                    else coupling_into(f, theta1, need_csr, slots[1 - slot0], floors[1 - slot0])
+                )
                 ey1 = c1[8]
                 log_r = beta1 * ey1 - beta0 * ey0
                 if aux.method == PSEUDO:
@@ -513,7 +552,8 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
                         # wide moves cross valleys now and then: not worth a bridge each
                         bridged = bridge_fields(p, delta) if kind == GRAPH_MOVE else 0
                     term, used, exact, aux_energy = _exchange_term(
-                        f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng)
+                        f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng
+                    )
                     log_r += term
                     sweeps_sum += used
                     n_draws += 1
@@ -523,7 +563,8 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
                         # tuning: a second estimate of the same ratio measures its noise, here
                         # per unit of the move's size and per field (x 2)
                         term2, used, exact, _ = _exchange_term(
-                            f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng)
+                            f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng
+                        )
                         noise[t] = (term - term2) ** 2 * (bridged + 1.0) / abs(delta)
                 else:
                     used, exact = auxiliary_draw(f, aux, c1, beta1, z1, rng)
@@ -566,5 +607,4 @@ def run_iterations(logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept,
             cap[t] = zero_move
             move[t] = kind
     state[0], state[1], state[2] = lp0, beta0, theta0
-    return (OK, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy,
-            bridge_sweeps)
+    return (OK, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps)

@@ -20,13 +20,14 @@ def _batch_means_se(trace, n_batches):
     size = trace.size // n_batches
     means = np.empty(n_batches)
     for b in range(n_batches):
-        means[b] = trace[b * size:(b + 1) * size].mean()
+        means[b] = trace[b * size : (b + 1) * size].mean()
     return np.sqrt(means.var() * n_batches / (n_batches - 1) / n_batches)
 
 
 @njit(cache=True)
-def energy_path(src, dst, weight, uniform_weight, z, betas, class_weights, burn, sweeps,
-                n_batches, rng):
+def energy_path(
+    src, dst, weight, uniform_weight, z, betas, class_weights, burn, sweeps, n_batches, rng
+):
     """``E_beta[E(z)]`` and ``Var_beta[E(z)]`` at each ``beta`` of an increasing grid.
 
     ``z`` is the chain's state, updated in place (the start at ``betas[0]``; the state at the

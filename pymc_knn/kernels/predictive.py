@@ -334,8 +334,9 @@ def dnn_table_row_sums(sorted_sq, sigmas, kernel, epsilon, n_others):
             phi = _floor_level(ref, sigmas[t], kernel, epsilon, floor_mode)
             total = n_others * phi
             for r in range(L):
-                total += np.exp(dnn_log_ratio(sorted_sq[j, r], ref, sigmas[t], kernel,
-                                              epsilon)) - phi
+                total += (
+                    np.exp(dnn_log_ratio(sorted_sq[j, r], ref, sigmas[t], kernel, epsilon)) - phi
+                )
             R[t, j] = ref
             S[t, j] = total
     return R, S
@@ -352,8 +353,21 @@ def _back_weight(x, S):
 
 
 @njit(cache=True, parallel=True)
-def dnn_table_strengths(nb, sq_nb, rev_indptr, rev_index, rev_sq, y, sigmas, R, S, kernel,
-                        epsilon, class_weights, floor_mode):
+def dnn_table_strengths(
+    nb,
+    sq_nb,
+    rev_indptr,
+    rev_index,
+    rev_sq,
+    y,
+    sigmas,
+    R,
+    S,
+    kernel,
+    epsilon,
+    class_weights,
+    floor_mode,
+):
     """:func:`dnn_strengths` of a kept d-nn table, from neighbour queries.
 
     New point ``a``'s own row: its kept nearest training points ``nb[a]`` (squared distances

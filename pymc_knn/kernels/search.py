@@ -302,8 +302,9 @@ def _within(Q, a, points, skip, limit, tree_index, start, end, leaf, lower, uppe
 
 
 @njit(cache=True, parallel=True)
-def tree_knn_within(Q, points, self_index, limit, K, tree_index, start, end, leaf, lower, upper,
-                    out_nb, out_sq):
+def tree_knn_within(
+    Q, points, self_index, limit, K, tree_index, start, end, leaf, lower, upper, out_nb, out_sq
+):
     """The ``K`` nearest of each query among the training points within ``limit[a]`` of it.
 
     ``limit[a]`` is a squared distance at least the query's ``K``-th smallest: every point at
@@ -314,8 +315,20 @@ def tree_knn_within(Q, points, self_index, limit, K, tree_index, start, end, lea
     holds the training points in the tree's order, ``X[tree_index]``, so leaves are read in order.
     """
     for a in prange(Q.shape[0]):
-        idx, sq = _within(Q, a, points, self_index[a], limit[a], tree_index, start, end, leaf, lower,
-                          upper, 2 * K + 16)
+        idx, sq = _within(
+            Q,
+            a,
+            points,
+            self_index[a],
+            limit[a],
+            tree_index,
+            start,
+            end,
+            leaf,
+            lower,
+            upper,
+            2 * K + 16,
+        )
         _keep_nearest(idx, sq, idx.size, K, out_nb, out_sq, a)
 
 
@@ -331,8 +344,21 @@ def _box_far_sq(Q, a, lower, upper, node):
 
 
 @njit(cache=True, parallel=True)
-def tree_shells(Q, points, self_index, start_sq, step, in_distance, tree_index, start, end,
-                leaf, lower, upper, counts):
+def tree_shells(
+    Q,
+    points,
+    self_index,
+    start_sq,
+    step,
+    in_distance,
+    tree_index,
+    start,
+    end,
+    leaf,
+    lower,
+    upper,
+    counts,
+):
     """:func:`brute_shells` by a traversal of the tree (arrays of :func:`tree_knn_within`): a
     node wholly inside the start is skipped and one wholly inside one shell counted at once."""
     m, J = counts.shape
@@ -395,8 +421,9 @@ def enter_rank(sq_sorted, j, s):
 
 
 @njit(cache=True)
-def _reverse_one(Q, a, points, sq_sorted, point_reach, reach, tree_index, start, end, leaf,
-                 lower, upper, size):
+def _reverse_one(
+    Q, a, points, sq_sorted, point_reach, reach, tree_index, start, end, leaf, lower, upper, size
+):
     """New point ``a``'s reverse neighbours, as keys ``j * (K + 2) + k`` sorted (so by ``j``)."""
     K = sq_sorted.shape[1]
     keys = np.empty(size, dtype=np.int64)
@@ -428,8 +455,23 @@ def _reverse_one(Q, a, points, sq_sorted, point_reach, reach, tree_index, start,
 
 
 @njit(cache=True, parallel=True)
-def tree_reverse(Q, points, sq_sorted, point_reach, reach, tree_index, start, end, leaf, lower,
-                 upper, cap, counts, rev_index, rev_k):
+def tree_reverse(
+    Q,
+    points,
+    sq_sorted,
+    point_reach,
+    reach,
+    tree_index,
+    start,
+    end,
+    leaf,
+    lower,
+    upper,
+    cap,
+    counts,
+    rev_index,
+    rev_k,
+):
     """Reverse neighbourhoods of new points (as :func:`brute_reverse`) by a tree traversal.
 
     ``points`` and ``point_reach`` are the training points and their ``sq_sorted[j, K-1]`` in
@@ -439,8 +481,21 @@ def tree_reverse(Q, points, sq_sorted, point_reach, reach, tree_index, start, en
     """
     width = sq_sorted.shape[1] + 2
     for a in prange(Q.shape[0]):
-        keys = _reverse_one(Q, a, points, sq_sorted, point_reach, reach, tree_index, start, end,
-                            leaf, lower, upper, max(cap, 1))
+        keys = _reverse_one(
+            Q,
+            a,
+            points,
+            sq_sorted,
+            point_reach,
+            reach,
+            tree_index,
+            start,
+            end,
+            leaf,
+            lower,
+            upper,
+            max(cap, 1),
+        )
         counts[a] = keys.size
         for r in range(min(keys.size, cap)):
             rev_index[a, r] = keys[r] // width

@@ -348,8 +348,21 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
     Every row holds all ``n - 1`` others: :func:`dnn_table_cumulative` for a kept table.
     """
     n, L = sorted_sq.shape
-    return dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights,
-                                L, np.zeros(n), np.zeros(1), NO_SHELLS, 0.0)
+    return dnn_table_cumulative(
+        sorted_sq,
+        order,
+        sigma,
+        kernel,
+        epsilon,
+        C,
+        y,
+        class_weights,
+        L,
+        np.zeros(n),
+        np.zeros(1),
+        NO_SHELLS,
+        0.0,
+    )
 
 
 @njit(cache=True)
@@ -492,8 +505,21 @@ def dnn_table_width_needed(sorted_sq, sigma, kernel, epsilon, drop_tol, shells, 
 
 
 @njit(cache=True)
-def dnn_table_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights,
-                         n_others, floor, bound, shells, shell_step):
+def dnn_table_cumulative(
+    sorted_sq,
+    order,
+    sigma,
+    kernel,
+    epsilon,
+    C,
+    y,
+    class_weights,
+    n_others,
+    floor,
+    bound,
+    shells,
+    shell_step,
+):
     """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
 
     The weights of the points kept in a row are normalised over them (the model of the table);
@@ -575,8 +601,9 @@ def add_floor_fields(h, z, floor, class_weights):
     for i in range(n):
         for g in range(G):
             same = 1.0 if z[i] == g else 0.0
-            h[i, g] += class_weights[g] * (floor[i] * (counts[g] - same)
-                                           + totals[g] - same * floor[i])
+            h[i, g] += class_weights[g] * (
+                floor[i] * (counts[g] - same) + totals[g] - same * floor[i]
+            )
     return h
 
 

@@ -37,8 +37,9 @@ def _log_expm1(x):
 
 
 @njit(cache=True)
-def _bond_uniform(src, dst, beta, weight, z, class_weights, equal_classes, parent, size, bonds,
-                  rng):
+def _bond_uniform(
+    src, dst, beta, weight, z, class_weights, equal_classes, parent, size, bonds, rng
+):
     """Bond phase on edges of one common weight: edge ``e`` joining labels ``g`` is bonded with
     probability ``1 - exp(-beta a_g weight)``. The gaps between candidates (bonded at the largest
     class weight) are geometric, so only the candidates are visited; with unequal class weights
@@ -118,8 +119,19 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
             size[i] = 1
         n_bonds = 0
         if uniform_weight > 0.0:
-            n_bonds = _bond_uniform(src, dst, beta, uniform_weight, z, class_weights,
-                                    equal_classes, parent, size, bonds, rng)
+            n_bonds = _bond_uniform(
+                src,
+                dst,
+                beta,
+                uniform_weight,
+                z,
+                class_weights,
+                equal_classes,
+                parent,
+                size,
+                bonds,
+                rng,
+            )
         else:
             for e in range(E):
                 i = src[e]
@@ -132,13 +144,26 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
                     if not equal_classes:
                         bonds[n_bonds] = e
                         n_bonds += 1
-        _relabel(parent, label, z, bonds, n_bonds, src, weight, logw, beta, class_weights,
-                 equal_classes, rng)
+        _relabel(
+            parent,
+            label,
+            z,
+            bonds,
+            n_bonds,
+            src,
+            weight,
+            logw,
+            beta,
+            class_weights,
+            equal_classes,
+            rng,
+        )
 
 
 @njit(cache=True)
-def _relabel(parent, label, z, bonds, n_bonds, src, weight, logw, beta, class_weights,
-             equal_classes, rng):
+def _relabel(
+    parent, label, z, bonds, n_bonds, src, weight, logw, beta, class_weights, equal_classes, rng
+):
     """Give each cluster a new label: uniform with equal class weights, else with probability
     ``∝ prod_bonds (exp(beta a_g w_b) - 1)`` (``bonds`` index ``src`` and ``weight``)."""
     n = z.size
@@ -180,13 +205,16 @@ def _first_at_least(c, start, target):
 def _grown(bond_src, bond_w):
     """The bond arrays with twice the room (and at least one more)."""
     m = bond_src.size + 1
-    return (np.concatenate((bond_src, np.empty(m, np.int64))),
-            np.concatenate((bond_w, np.empty(m))))
+    return (
+        np.concatenate((bond_src, np.empty(m, np.int64))),
+        np.concatenate((bond_w, np.empty(m))),
+    )
 
 
 @njit(cache=True)
-def _floor_events(i, g, rate, floor_i, z, parent, size, equal_classes, n_bonds, bond_src, bond_w,
-                  rng):
+def _floor_events(
+    i, g, rate, floor_i, z, parent, size, equal_classes, n_bonds, bond_src, bond_w, rng
+):
     """The floor's bond events of row ``i`` (see :func:`swendsen_wang_rows`): a Poisson process
     of rate ``rate`` on a span ``floor_i (n - 1)``, each event at a uniform other point. A pair
     bonds once however many events it gets; the bonds are recorded (grown as needed) for
@@ -277,10 +305,33 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
                 base = c_row[t]
                 t += 1
             if floor[i] > 0.0:
-                n_bonds, bond_src, bond_w = _floor_events(i, g, rate, floor[i], z, parent, size,
-                                                          equal_classes, n_bonds, bond_src,
-                                                          bond_w, rng)
+                n_bonds, bond_src, bond_w = _floor_events(
+                    i,
+                    g,
+                    rate,
+                    floor[i],
+                    z,
+                    parent,
+                    size,
+                    equal_classes,
+                    n_bonds,
+                    bond_src,
+                    bond_w,
+                    rng,
+                )
         if bonds.size < bond_src.size:
             bonds = np.arange(bond_src.size)
-        _relabel(parent, label, z, bonds, n_bonds, bond_src, bond_w, logw, beta, class_weights,
-                 equal_classes, rng)
+        _relabel(
+            parent,
+            label,
+            z,
+            bonds,
+            n_bonds,
+            bond_src,
+            bond_w,
+            logw,
+            beta,
+            class_weights,
+            equal_classes,
+            rng,
+        )

@@ -19,8 +19,14 @@ iterations per draw, are tuned during ``pm.sample``'s tuning draws only
 
 from ._adaptation import TARGET_ACCEPT, TARGET_TAU, integrated_time, iterations_for
 from ._labels import PottsGibbs
-from ._steps import (MAX_ITERATIONS_PER_DRAW, Exchange, Moller, PottsStep,
-                     PseudoLikelihoodMetropolis, current_model)
+from ._steps import (
+    MAX_ITERATIONS_PER_DRAW,
+    Exchange,
+    Moller,
+    PottsStep,
+    PseudoLikelihoodMetropolis,
+    current_model,
+)
 
 __all__ = [
     "MAX_ITERATIONS_PER_DRAW",

@@ -167,10 +167,12 @@ class Adaptation:
     def __post_init__(self):
         self.graph_discrete = np.asarray(self.graph_discrete, dtype=bool)
         self.log_scale = math.log(self.proposal_sd)
-        self.log_step = np.where(self.graph_discrete, math.log(self.k_radius),
-                                 math.log(self.proposal_sd))
-        self._max_log_step = np.where(self.graph_discrete,
-                                      np.log(np.maximum(self.max_radius, 1)), MAX_LOG_SCALE)
+        self.log_step = np.where(
+            self.graph_discrete, math.log(self.k_radius), math.log(self.proposal_sd)
+        )
+        self._max_log_step = np.where(
+            self.graph_discrete, np.log(np.maximum(self.max_radius, 1)), MAX_LOG_SCALE
+        )
         self.shape = np.eye(self.n_free)
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
 
@@ -198,13 +200,29 @@ class Adaptation:
     def proposal(self, free, graph, lower, upper) -> Proposal:
         """The kernel's proposal at the current tuning state."""
         steps = self.steps
-        wide = np.where(self.graph_discrete,
-                        np.minimum(np.maximum(steps + 1, np.round(WIDE_FACTOR * steps)),
-                                   np.maximum(self.max_radius, 1)),
-                        WIDE_FACTOR * steps)
-        return Proposal(free, self.scale * self.shape, graph, self.graph_discrete, lower, upper,
-                        steps, wide, self.slope, self.p_graph, P_WIDE, self.bridge,
-                        self.bridge_unit if self.adapt_bridge else 0.0, self.max_bridge)
+        wide = np.where(
+            self.graph_discrete,
+            np.minimum(
+                np.maximum(steps + 1, np.round(WIDE_FACTOR * steps)), np.maximum(self.max_radius, 1)
+            ),
+            WIDE_FACTOR * steps,
+        )
+        return Proposal(
+            free,
+            self.scale * self.shape,
+            graph,
+            self.graph_discrete,
+            lower,
+            upper,
+            steps,
+            wide,
+            self.slope,
+            self.p_graph,
+            P_WIDE,
+            self.bridge,
+            self.bridge_unit if self.adapt_bridge else 0.0,
+            self.max_bridge,
+        )
 
     def observe(self, trace, accept, cap, move, noise, bridge_sweeps=0) -> bool:
         """Tune on one draw's iterations: ``trace`` rows are ``(beta, theta, block...)``.
@@ -231,8 +249,7 @@ class Adaptation:
             self._tune_bridge(noise[np.isfinite(noise)])
             graph_moves = int(np.count_nonzero((move == GRAPH_MOVE) | (move == WIDE_MOVE)))
             if graph_moves:
-                self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves
-                                               - self.fields_per_move)
+                self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves - self.fields_per_move)
         moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
         self._window.append((trace.copy(), moved))
         self._filled += len(trace)
@@ -252,8 +269,11 @@ class Adaptation:
             return
         batch = float(np.mean(self._noise))
         self._noise = []
-        v = batch if self._noise_scale is None else self._noise_scale + 0.25 * (
-            batch - self._noise_scale)
+        v = (
+            batch
+            if self._noise_scale is None
+            else self._noise_scale + 0.25 * (batch - self._noise_scale)
+        )
         self._noise_scale = v
         # a move of one in k is the smallest there is: bridge only when even its noise is too
         # much; larger moves that are too noisy are rejected, and the radius shrinks instead

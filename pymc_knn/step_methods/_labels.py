@@ -121,20 +121,33 @@ class PottsGibbs(BlockedStep):
     _state_class = PottsGibbsState
     stats_dtypes_shapes = {"label_changes": (np.int64, [])}
 
-    def __init__(self, vars=None, *, sweeps=1, model=None, rng=None, initial_point=None,
-                 blocked=True, compile_kwargs=None):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        sweeps=1,
+        model=None,
+        rng=None,
+        initial_point=None,
+        blocked=True,
+        compile_kwargs=None,
+    ):
         from ._steps import _check_count
 
         model = pm.modelcontext(model)
         if vars is None:
-            vars = [found[1] for rv in potts_terms(model)
-                    if (found := missing_labels(model, rv)) is not None]
+            vars = [
+                found[1]
+                for rv in potts_terms(model)
+                if (found := missing_labels(model, rv)) is not None
+            ]
         vars = get_value_vars_from_user_vars(vars, model)
         if len(vars) != 1 or _missing_part_of(model, vars[0]) is None:
             raise ValueError(
                 f"PottsGibbs samples the missing labels of one Potts term (the variable "
                 f"'<name>_unobserved' PyMC creates for a masked or NaN label); got "
-                f"{[v.name for v in vars]}")
+                f"{[v.name for v in vars]}"
+            )
         self.vars = vars
         self.sweeps = _check_count(sweeps, "sweeps")
         term_rv = _missing_part_of(model, vars[0])
@@ -144,8 +157,9 @@ class PottsGibbs(BlockedStep):
         self.y = term_labels(model, term_rv)
         self._start_labels = impute_nearest(self.term, self.y)[self.sites]
         params = model.replace_rvs_by_values(node.inputs[2:4])
-        self._parameters = model.compile_fn(params, inputs=model.value_vars,
-                                            on_unused_input="ignore", point_fn=True)
+        self._parameters = model.compile_fn(
+            params, inputs=model.value_vars, on_unused_input="ignore", point_fn=True
+        )
         self.rng = np.random.default_rng(rng)
         self.started = False
 
@@ -179,8 +193,17 @@ class PottsGibbs(BlockedStep):
         z = self.y.copy()
         z[self.sites] = current
         c = self.term.coupling(theta)
-        clamped_gibbs(c.indptr, c.indices, c.data, z, self.sites, float(beta),
-                      self.term.class_weights, self.sweeps, self.rng)
+        clamped_gibbs(
+            c.indptr,
+            c.indices,
+            c.data,
+            z,
+            self.sites,
+            float(beta),
+            self.term.class_weights,
+            self.sweeps,
+            self.rng,
+        )
         new = z[self.sites]
         point = {**point, name: new.astype(self.vars[0].dtype)}
         return point, [{"label_changes": int(np.count_nonzero(new != current))}]

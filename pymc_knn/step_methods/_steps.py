@@ -16,14 +16,27 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
 from .._validation import check_count, check_positive
-from ..distributions import (missing_labels, potts_node, potts_parameter_rvs, potts_parameters,
-                             potts_terms, term_labels)
+from ..distributions import (
+    missing_labels,
+    potts_node,
+    potts_parameter_rvs,
+    potts_parameters,
+    potts_terms,
+    term_labels,
+)
 from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
 from ..kernels.structure import NO_SHELLS
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
-from ._adaptation import (AUX_SWEEPS, MAX_AUX_SWEEPS, MAX_BRIDGE, RELAX_CHAINS, TARGET_ACCEPT,
-                          Adaptation, relaxed)
+from ._adaptation import (
+    AUX_SWEEPS,
+    MAX_AUX_SWEEPS,
+    MAX_BRIDGE,
+    RELAX_CHAINS,
+    TARGET_ACCEPT,
+    Adaptation,
+    relaxed,
+)
 from ._labels import impute_nearest
 from ._tractable import TractableLogp
 
@@ -41,8 +54,12 @@ PRIOR_CHECK_DRAWS = 1000
 START_JITTER = 0.2
 """Half-width of the uniform jitter of a chain's start around the maximum pseudo-likelihood
 estimate (value scale of continuous variables; log scale of k)."""
-_SAMPLERS = {"swendsen_wang": mcmc.SWENDSEN_WANG, "gibbs": mcmc.GIBBS, "cftp": mcmc.CFTP,
-             "enumerate": mcmc.ENUMERATE}
+_SAMPLERS = {
+    "swendsen_wang": mcmc.SWENDSEN_WANG,
+    "gibbs": mcmc.GIBBS,
+    "cftp": mcmc.CFTP,
+    "enumerate": mcmc.ENUMERATE,
+}
 _NO_CUT = 1 << 61
 
 _MODEL: contextvars.ContextVar = contextvars.ContextVar("pymc_knn_model", default=None)
@@ -76,13 +93,42 @@ def _field(term, y) -> mcmc.Field:
     beta_max = np.inf if term.beta_max is None else term.beta_max
     if term.is_knn:
         kind = mcmc.KNN_EQUAL if g.kind == "equal" else mcmc.KNN_SYMMETRISED
-        return mcmc.Field(kind, g.neighbours, g.reverse_rank, none_order, np.zeros((0, 0)), 0, 0.0,
-                          a, y, g.energy_all_k(y, a), g.k_max, beta_max, 0, _new_dropped(),
-                          NO_SHELLS, 0.0)
+        return mcmc.Field(
+            kind,
+            g.neighbours,
+            g.reverse_rank,
+            none_order,
+            np.zeros((0, 0)),
+            0,
+            0.0,
+            a,
+            y,
+            g.energy_all_k(y, a),
+            g.k_max,
+            beta_max,
+            0,
+            _new_dropped(),
+            NO_SHELLS,
+            0.0,
+        )
     order, sorted_sq = g.sorted_rows()
-    return mcmc.Field(mcmc.DNN, none_i, none_i, order, sorted_sq, DNN_KERNELS[g.kernel],
-                      g.epsilon, a, y, np.zeros(0), 0, beta_max, g.n_points - 1, _new_dropped(),
-                      *g.shells)
+    return mcmc.Field(
+        mcmc.DNN,
+        none_i,
+        none_i,
+        order,
+        sorted_sq,
+        DNN_KERNELS[g.kernel],
+        g.epsilon,
+        a,
+        y,
+        np.zeros(0),
+        0,
+        beta_max,
+        g.n_points - 1,
+        _new_dropped(),
+        *g.shells,
+    )
 
 
 def _new_dropped() -> np.ndarray:
@@ -136,11 +182,26 @@ class PottsStep(BlockedStep):
     }
     _bridge0, _adapt_bridge, _max_bridge = 0, False, MAX_BRIDGE
 
-    def __init__(self, vars=None, *, model=None, blocked=True, initial_point=None,
-                 compile_kwargs=None, sampler="swendsen_wang", sweeps=None, start="observed",
-                 max_sweeps=CFTP_MAX_SWEEPS, proposal_sd=0.5, k_radius=None,
-                 iterations_per_draw=None, max_iterations_per_draw=MAX_ITERATIONS_PER_DRAW,
-                 target_accept=TARGET_ACCEPT, tune=True, rng=None):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        model=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+        sampler="swendsen_wang",
+        sweeps=None,
+        start="observed",
+        max_sweeps=CFTP_MAX_SWEEPS,
+        proposal_sd=0.5,
+        k_radius=None,
+        iterations_per_draw=None,
+        max_iterations_per_draw=MAX_ITERATIONS_PER_DRAW,
+        target_accept=TARGET_ACCEPT,
+        tune=True,
+        rng=None,
+    ):
         model = pm.modelcontext(model)
         if vars is None:
             terms = potts_terms(model)
@@ -166,8 +227,9 @@ class PottsStep(BlockedStep):
         self.proposal_sd = check_positive(proposal_sd, "proposal_sd")
         self.k_radius = self._check_k_radius(k_radius)
         self.iterations_per_draw = _check_count(iterations_per_draw, "iterations_per_draw")
-        self.max_iterations_per_draw = _check_count(max_iterations_per_draw,
-                                                    "max_iterations_per_draw")
+        self.max_iterations_per_draw = _check_count(
+            max_iterations_per_draw, "max_iterations_per_draw"
+        )
         if not 0.0 < float(target_accept) < 1.0:
             raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}")
         self.target_accept = float(target_accept)
@@ -198,10 +260,16 @@ class PottsStep(BlockedStep):
         self.sweeps = None if sweeps is None else _check_count(sweeps, "sweeps")
         self.max_sweeps = _check_count(max_sweeps, "max_sweeps")
         # only the Markov chain samplers' draws are approximate, and they relax with sweeps
-        self._tune_sweeps = (sweeps is None and self.method != mcmc.PSEUDO
-                             and sampler in ("swendsen_wang", "gibbs"))
-        return mcmc.Auxiliary(self.method, _SAMPLERS[sampler], self.sweeps or AUX_SWEEPS,
-                              start == "observed", self.max_sweeps)
+        self._tune_sweeps = (
+            sweeps is None and self.method != mcmc.PSEUDO and sampler in ("swendsen_wang", "gibbs")
+        )
+        return mcmc.Auxiliary(
+            self.method,
+            _SAMPLERS[sampler],
+            self.sweeps or AUX_SWEEPS,
+            start == "observed",
+            self.max_sweeps,
+        )
 
     def _check_k_radius(self, k_radius):
         if k_radius is None:
@@ -237,13 +305,20 @@ class PottsStep(BlockedStep):
 
     def _new_chain(self) -> ChainState:
         adaptation = Adaptation(
-            self._free.size, self._discrete, self.proposal_sd, self.k_radius,
+            self._free.size,
+            self._discrete,
+            self.proposal_sd,
+            self.k_radius,
             np.minimum(self._upper - self._lower, 1 << 20),
             iterations=self.iterations_per_draw or 1,
             adapt_iterations=self.iterations_per_draw is None,
-            max_iterations=self.max_iterations_per_draw, target_accept=self.target_accept,
-            bridge=self._bridge0, adapt_bridge=self._adapt_bridge and self.adapt,
-            max_bridge=self._max_bridge, aux_sweeps=self.aux.sweeps)
+            max_iterations=self.max_iterations_per_draw,
+            target_accept=self.target_accept,
+            bridge=self._bridge0,
+            adapt_bridge=self._adapt_bridge and self.adapt,
+            max_bridge=self._max_bridge,
+            aux_sweeps=self.aux.sweeps,
+        )
         return ChainState(adaptation, self.y.copy(), np.zeros(3), aux=self.aux)
 
     def _eval_at(self, point):
@@ -267,7 +342,8 @@ class PottsStep(BlockedStep):
                 raise ValueError(
                     f"the prior of {v.name} allows k = 0: the number of neighbours is >= 1, and "
                     f"the sampler would silently cut the prior there. Give it a lower bound of 1, "
-                    f"e.g. pm.DiscreteUniform({v.name!r}, 1, {K})")
+                    f"e.g. pm.DiscreteUniform({v.name!r}, 1, {K})"
+                )
 
     def _value_at(self, model, point, role, input_value):
         """``(lp, beta, theta)`` where the term's free beta (``role`` 0) or sigma (1) is
@@ -298,12 +374,14 @@ class PottsStep(BlockedStep):
                     f"the prior of beta puts mass on beta < 0 (beta = {value:g} has positive "
                     "density): the interaction parameter of a Potts field is >= 0 (Cucala et "
                     "al. 2009, section 2). Give it a prior on [0, inf), e.g. pm.Uniform('beta', "
-                    "0, 4) or pm.HalfNormal")
+                    "0, 4) or pm.HalfNormal"
+                )
             raise ValueError(
                 f"the prior of sigma puts mass on sigma <= 0 (sigma = {value:g} has positive "
                 "density): the kernel scale is > 0, and the sampler would silently cut the "
                 "prior there. Give it a prior on (0, inf), e.g. pm.Uniform('sigma', 0, 2) or "
-                "pm.HalfNormal")
+                "pm.HalfNormal"
+            )
 
     def _check_expression_support(self, model):
         """A beta, k or sigma that is an expression of free variables (a Deterministic) must
@@ -328,7 +406,8 @@ class PottsStep(BlockedStep):
                 raise ValueError(
                     f"{name} is an expression whose prior puts mass on {what}: {bad.sum()} of "
                     f"{PRIOR_CHECK_DRAWS} prior draws; the sampler would reject those values and "
-                    "silently truncate the prior. Give its inputs priors that keep it in range")
+                    "silently truncate the prior. Give its inputs priors that keep it in range"
+                )
 
     def _check_beta_prior(self, model, point):
         """When beta is a free variable, its prior must not reach past the term's beta_max (an
@@ -429,13 +508,19 @@ class PottsStep(BlockedStep):
                     f"{type(self).__name__}: the chain mixes slowly (integrated autocorrelation "
                     f"time {a.tau:.0f} iterations); the iterations per draw stopped at "
                     f"max_iterations_per_draw={a.max_iterations}, so the draws are correlated. "
-                    "Raise it, or draw more", UserWarning, stacklevel=2)
+                    "Raise it, or draw more",
+                    UserWarning,
+                    stacklevel=2,
+                )
             if not chain.relaxed:
                 warnings.warn(
                     f"{type(self).__name__}: the auxiliary chains had not relaxed after "
                     f"{MAX_AUX_SWEEPS} sweeps at the end of tuning: the auxiliary draws, hence "
                     "the posterior, are approximate. Pass a larger sweeps=, or sampler='cftp' "
-                    "(two classes: exact)", UserWarning, stacklevel=2)
+                    "(two classes: exact)",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self.tune = False
 
     def _window_closed(self, chain):
@@ -447,8 +532,9 @@ class PottsStep(BlockedStep):
         auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``."""
         s = chain.aux.sweeps
         while True:
-            ok = relaxed(*mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS,
-                                          self.rng))
+            ok = relaxed(
+                *mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS, self.rng)
+            )
             if ok or s >= MAX_AUX_SWEEPS:
                 break
             s = min(2 * s, MAX_AUX_SWEEPS)
@@ -492,9 +578,24 @@ class PottsStep(BlockedStep):
         noise = np.empty(rows)
         proposal = a.proposal(self._free, self._graph, self._lower, self._upper)
         status, n_acc, acc_sum, sweeps, n_draws, n_inexact, aux_energy, bridged = (
-            mcmc.run_iterations(self.tractable.kernel_fn, x, state, self.field, chain.aux,
-                                proposal, chain.z, chain.plug_in, m, trace, accept, cap, move,
-                                noise, self.rng))
+            mcmc.run_iterations(
+                self.tractable.kernel_fn,
+                x,
+                state,
+                self.field,
+                chain.aux,
+                proposal,
+                chain.z,
+                chain.plug_in,
+                m,
+                trace,
+                accept,
+                cap,
+                move,
+                noise,
+                self.rng,
+            )
+        )
         if status == mcmc.PAST_BETA_MAX:
             raise self._beta_error(state[1])
         dropped = self._check_dropped(tuning)
@@ -540,7 +641,10 @@ class PottsStep(BlockedStep):
                 f"{g.n_points} points, as many as working_memory allows, which does not cover "
                 f"sigma = {target:.4g} (the tuned posterior's central 99% with a margin) within "
                 f"drop_tol = {g.drop_tol:g}: draws there are of the kept model (dnn_dropped in "
-                "sample_stats). Raise working_memory= or drop_tol=", UserWarning, stacklevel=2)
+                "sample_stats). Raise working_memory= or drop_tol=",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def _check_dropped(self, tuning) -> float:
         """A kept d-nn table's bound on the weight a row left out in this draw's couplings;
@@ -557,28 +661,35 @@ class PottsStep(BlockedStep):
                 f"visits, above drop_tol = {g.drop_tol:g} (recorded as dnn_dropped in "
                 "sample_stats): the samples are of the kept model. Tune longer, or give the "
                 "likelihood sigma_max= (the largest sigma of the posterior)",
-                UserWarning, stacklevel=2)
+                UserWarning,
+                stacklevel=2,
+            )
             self.chain.warned_dropped = True
         return dropped
 
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
         exact = self.sampler in ("cftp", "enumerate") and n_inexact == 0
-        return {"aux_sampler": self.sampler, "aux_sweeps": sweeps / max(n_draws, 1),
-                "aux_exact": exact,
-                "aux_energy": aux_energy}
+        return {
+            "aux_sampler": self.sampler,
+            "aux_sweeps": sweeps / max(n_draws, 1),
+            "aux_exact": exact,
+            "aux_energy": aux_energy,
+        }
 
     def _check_position(self, lp, beta, theta):
         if not np.isfinite(lp):
             raise ValueError(
                 f"{type(self).__name__}: the chain's position has zero prior density (log "
-                f"density {lp}); give initvals inside the priors' support")
+                f"density {lp}); give initvals inside the priors' support"
+            )
         if not mcmc._valid(self.field, beta, theta):
             name = "k" if self.term.is_knn else "sigma"
             bound = f"an integer in 1..{self.term.graph.k_max}" if self.term.is_knn else "> 0"
             raise ValueError(
                 f"{type(self).__name__}: the Potts term's parameters at the chain's position are "
                 f"outside their range (beta = {beta:g} must be >= 0, {name} = {theta:g} must be "
-                f"{bound}); give initvals inside it")
+                f"{bound}); give initvals inside it"
+            )
         if beta > self.field.beta_max:
             raise self._beta_error(beta)
 
@@ -668,7 +779,8 @@ def _is_potts_parameter(rv) -> bool:
 
 
 class Exchange(PottsStep):
-    __doc__ = """The exchange algorithm for ``(beta, k)`` or ``(beta, sigma)`` of a Potts term.
+    __doc__ = (
+        """The exchange algorithm for ``(beta, k)`` or ``(beta, sigma)`` of a Potts term.
 
     Murray, Ghahramani and MacKay (2006); Friel and Pettitt (2011), section 4.2. Acceptance ratio,
     with ``z ~ f(. | theta')`` drawn by the auxiliary sampler::
@@ -684,11 +796,15 @@ class Exchange(PottsStep):
     (pairs of independent estimates of the same ratio), aiming at a variance of 1 nat^2; small
     data need none (``m = 0``: the plain exchange algorithm). sample_stats ``bridge_sweeps``:
     the draw's sweeps through bridging fields.
-    """ + _PARAMETERS + """    bridge : int, optional
+    """
+        + _PARAMETERS
+        + """    bridge : int, optional
         Fix ``m`` for every ``k`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
-    """ + _NOTES + """
+    """
+        + _NOTES
+        + """
     References
     ----------
     .. [1] Murray, I., Ghahramani, Z. and MacKay, D. J. C. (2006). MCMC for doubly-intractable
@@ -711,6 +827,7 @@ class Exchange(PottsStep):
     ...     step = pk.Exchange(sampler="cftp")
     >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
+    )
 
     name = "exchange"
     method = mcmc.EXCHANGE
@@ -728,13 +845,15 @@ class Exchange(PottsStep):
             raise ValueError(
                 f"bridge={bridge}: bridging is implemented for the k moves of PottsKNN terms; "
                 "a DistanceNN term's sigma move is continuous and its step adapts instead. "
-                "Leave bridge=None")
+                "Leave bridge=None"
+            )
         self._adapt_bridge = bridge is None and self.term.is_knn and self._graph.size > 0
         self.chain = self._new_chain()
 
 
 class Moller(PottsStep):
-    __doc__ = """The auxiliary-variable method of Møller et al. (2006) for a Potts term's parameters.
+    __doc__ = (
+        """The auxiliary-variable method of Møller et al. (2006) for a Potts term's parameters.
 
     The chain runs on ``(theta, z)``: ``z`` lives in the step's state, with the artificial target
     ``g(z) = q(z | theta_hat) / Z(theta_hat)`` at a plug-in ``theta_hat = (beta_hat, k_hat)``
@@ -750,14 +869,18 @@ class Moller(PottsStep):
     Whatever the plug-in, ``theta``'s stationary law is the exact posterior when the auxiliary
     draws are exact; a poor plug-in only slows mixing (their Fig. 8). The plug-in in use is
     reported as ``plug_in_beta`` and ``plug_in_theta`` in sample_stats.
-    """ + _PARAMETERS + """    plug_in : tuple (beta_hat, theta_hat), optional
+    """
+        + _PARAMETERS
+        + """    plug_in : tuple (beta_hat, theta_hat), optional
         The starting plug-in; default the maximum pseudo-likelihood estimate with beta in
         ``[0, plug_in_beta_max]``.
     adapt_plug_in : bool, default=True
         Update the plug-in during tuning.
     plug_in_beta_max : float, default=4.0
         Upper end of the pseudo-likelihood search for ``beta_hat``.
-    """ + _NOTES + """
+    """
+        + _NOTES
+        + """
     References
     ----------
     .. [1] Cucala, L., Marin, J.-M., Robert, C. P. and Titterington, D. M. (2009). A Bayesian
@@ -785,6 +908,7 @@ class Moller(PottsStep):
     ...     step = pk.Moller(sampler="cftp", plug_in=(1.45, 13))
     >>> idata = pm.sample(model=model, step=step, random_seed=1)  # doctest: +SKIP
     """
+    )
 
     name = "moller"
     method = mcmc.MOLLER
@@ -798,8 +922,9 @@ class Moller(PottsStep):
     def competence(var, has_grad):
         return Competence.PREFERRED if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
-    def __init__(self, vars=None, *, plug_in=None, adapt_plug_in=True, plug_in_beta_max=4.0,
-                 **kwargs):
+    def __init__(
+        self, vars=None, *, plug_in=None, adapt_plug_in=True, plug_in_beta_max=4.0, **kwargs
+    ):
         super().__init__(vars, **kwargs)
         if plug_in is None:
             plug_in = self.mple(check_positive(plug_in_beta_max, "plug_in_beta_max"))
@@ -840,8 +965,9 @@ class Moller(PottsStep):
 
     def step(self, point):
         point, stats = super().step(point)
-        stats[0].update(plug_in_beta=float(self.chain.plug_in[0]),
-                        plug_in_theta=float(self.chain.plug_in[1]))
+        stats[0].update(
+            plug_in_beta=float(self.chain.plug_in[0]), plug_in_theta=float(self.chain.plug_in[1])
+        )
         return point, stats
 
 
@@ -891,5 +1017,4 @@ class PseudoLikelihoodMetropolis(PottsStep):
         return Competence.COMPATIBLE if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
-        return {"aux_sampler": "none", "aux_sweeps": 0.0, "aux_exact": True,
-                "aux_energy": np.nan}
+        return {"aux_sampler": "none", "aux_sweeps": 0.0, "aux_exact": True, "aux_energy": np.nan}

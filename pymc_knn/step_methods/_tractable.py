@@ -44,8 +44,9 @@ class Layout(NamedTuple):
         sizes = [int(np.prod(s, dtype=int)) for s in shapes]
         ends = list(itertools.accumulate(sizes))
         slices = tuple(slice(e - s, e) for s, e in zip(sizes, ends))
-        return cls(tuple(v.name for v in value_vars), shapes,
-                   tuple(v.dtype for v in value_vars), slices)
+        return cls(
+            tuple(v.name for v in value_vars), shapes, tuple(v.dtype for v in value_vars), slices
+        )
 
     @property
     def size(self) -> int:
@@ -109,8 +110,7 @@ class TractableLogp:
         beta, theta = model.replace_rvs_by_values(node.inputs[2:4])
         others = [rv for rv in model.basic_RVs if potts_node(rv) is not node]
         others += list(model.potentials)
-        terms = [t for t in others
-                 if _depends_on(model.logp(vars=[t], jacobian=True), block)]
+        terms = [t for t in others if _depends_on(model.logp(vars=[t], jacobian=True), block)]
         lp = model.logp(vars=terms, jacobian=True) if terms else pt.constant(0.0)
         outputs = [pt.cast(lp, "float64"), pt.cast(beta, "float64"), pt.cast(theta, "float64")]
         outputs, x = self._joined(_constant_shared(outputs), value_vars)
@@ -125,14 +125,19 @@ class TractableLogp:
                 f"PyTensor's numba backend could not compile the model's log density "
                 f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); the "
                 "sampler calls a C-compiled function from numba instead: same results, a few "
-                "microseconds more per iteration", UserWarning, stacklevel=3)
+                "microseconds more per iteration",
+                UserWarning,
+                stacklevel=3,
+            )
             self._use_python()
 
     def _joined(self, outputs, value_vars):
         """``outputs`` as functions of one float64 vector ``x`` (integer variables cast back)."""
         x = pt.vector("x", dtype="float64")
-        replace = {v: x[sl].reshape(shape).astype(v.dtype)
-                   for v, sl, shape in zip(value_vars, self.layout.slices, self.layout.shapes)}
+        replace = {
+            v: x[sl].reshape(shape).astype(v.dtype)
+            for v, sl, shape in zip(value_vars, self.layout.slices, self.layout.shapes)
+        }
         return pytensor.clone_replace(outputs, replace, rebuild_strict=False), x
 
     def _use_python(self):
