@@ -46,6 +46,7 @@ bench: $(STAMP)
 # ruff's rules (pyproject.toml [tool.ruff]) on the code, then mypy on the package
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check pymc_knn tests benchmarks docs .ci
+	$(BIN)/ruff format --check pymc_knn tests benchmarks docs/conf.py .ci
 	$(BIN)/mypy
 
 # the documentation site in docs/_build/html; every warning is an error (intersphinx needs the
