@@ -203,6 +203,25 @@ def test_smallest_class_of_one_fixes_k():
     np.testing.assert_array_equal(clf.predict([[0.0, 0.05], [1.0, 0.95]]), [0, 1])
 
 
+def test_a_posterior_of_k_at_a_low_k_max_is_warned_about(ripley, monkeypatch):
+    """The estimator warns when the posterior of k piles up at a k_max below the smallest class
+    (pm.sample replaced by draws with k at 3 or spread below it: the wiring, not the sampler)."""
+    import warnings
+
+    import arviz as az
+    import pymc as pm
+
+    rng = np.random.default_rng(0)
+    for k, warns in ((np.full((2, 50), 3), True), (rng.integers(1, 3, (2, 50)), False)):
+        draws = {"beta": 1.4 + 0.1 * rng.standard_normal((2, 50)), "k": k}
+        monkeypatch.setattr(pm, "sample", lambda *a, draws=draws, **kw: az.from_dict(draws))
+        clf = BayesianKNNClassifier(method="exchange", k_max=3, random_seed=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.fit(ripley.X, ripley.y)
+        assert any("cap cuts the posterior" in str(w.message) for w in caught) == warns
+
+
 def test_korea_method_is_pk_korea(ripley):
     """method="korea": pk.korea with the estimator's uniform prior on beta, labels of any type."""
     import pymc as pm
