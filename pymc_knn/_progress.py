@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def progress(items: Iterable[T], total: int, description: str, enabled: bool = True) -> Iterator[T]:
+def progress(
+    items: Iterable[T], total: int, description: str, enabled: bool = True
+) -> Generator[T, None, None]:
     """``items`` unchanged, with a progress bar of ``total`` steps while they are consumed.
 
     The bar is transient (gone once the loop ends) and is drawn only in a terminal, or in a

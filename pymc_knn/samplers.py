@@ -11,14 +11,21 @@ copy the starting labels and return a new array. Every draw is reproducible from
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
 
 from ._validation import check_beta, check_class_weights, check_labels, check_n_classes
 from .graphs import Coupling
-from .kernels import cftp_potts2, gibbs_sweeps, swendsen_wang_sweeps
+from ._progress import progress
+from .kernels import gibbs_sweeps, swendsen_wang_sweeps
+from .kernels.cftp import cftp_attempt, cftp_fallback, cftp_look_backs
+from .kernels.gibbs import weighted_degrees
 from .terms import CFTP_MAX_SWEEPS
+
+CFTP_PROGRESS_SWEEPS = 64
+"""Look-backs of :func:`cftp` from which a progress bar is shown (shorter ones are quick)."""
 
 __all__ = ["Draw", "cftp", "gibbs", "swendsen_wang"]
 
@@ -114,6 +121,7 @@ def cftp(
     rng: np.random.Generator,
     max_sweeps: int = CFTP_MAX_SWEEPS,
     class_weights=None,
+    progressbar: bool = True,
 ) -> Draw:
     """An exact draw for two classes by monotone coupling from the past.
 
@@ -126,6 +134,10 @@ def cftp(
         state at time 0 of the chain started from ``start``, which is approximate.
     max_sweeps : int
         Bound on the look-back (the work is at most about ``4 * max_sweeps`` sweeps).
+    progressbar : bool, default=True
+        Show a progress bar over the look-backs tried (1, 2, 4, ... sweeps) from the 64-sweep one
+        on, in a terminal or notebook only (transient): near the ordering transition a draw can
+        take long. The draw does not depend on it.
 
     Returns
     -------
@@ -138,7 +150,20 @@ def cftp(
     if max_sweeps < 1:
         raise ValueError("max_sweeps must be at least 1")
     seed = int(rng.integers(0, 2**63))
-    exact, sweeps = cftp_potts2(
-        coupling.indptr, coupling.indices, coupling.data, z, beta, a, max_sweeps, seed
+    csr = (coupling.indptr, coupling.indices, coupling.data)
+    deg = weighted_degrees(coupling.indptr, coupling.data)
+    up, lo = np.empty_like(z), np.empty_like(z)
+    c_up, c_lo = np.empty(z.size), np.empty(z.size)
+    look_backs = cftp_look_backs(max_sweeps)  # those of kernels.cftp.cftp_potts2: the same draw
+    quick = [T for T in look_backs if T < CFTP_PROGRESS_SWEEPS]
+    slow = progress(
+        look_backs[len(quick) :], len(look_backs) - len(quick), "CFTP look-back", progressbar
     )
-    return Draw(z, int(sweeps), bool(exact))
+    try:
+        for T in itertools.chain(quick, slow):
+            if cftp_attempt(*csr, deg, beta, a, T, seed, up, lo, c_up, c_lo):
+                return Draw(up, T, True)
+    finally:
+        slow.close()  # the bar goes when the chains meet
+    cftp_fallback(*csr, deg, z, beta, a, look_backs[-1], seed)
+    return Draw(z, look_backs[-1], False)

@@ -234,6 +234,41 @@ def test_beta_max_has_a_progress_bar(monkeypatch):
     assert shown[-1] == ("mean energy", 2, False)
 
 
+def test_a_long_cftp_draw_has_a_progress_bar(monkeypatch):
+    """pk.samplers.cftp shows a bar over its look-backs from CFTP_PROGRESS_SWEEPS on; the draw is
+    the numba kernel's, bar or not, met or not."""
+    from pymc_knn import samplers
+    from pymc_knn.kernels import cftp_potts2
+
+    shown = []
+
+    def recording(items, total, description, enabled=True):
+        shown.append((description, total, enabled))
+        yield from items
+
+    monkeypatch.setattr(samplers, "progress", recording)
+    monkeypatch.setattr(samplers, "CFTP_PROGRESS_SWEEPS", 4)
+    X, *_ = pk.datasets.load_ripley("train")
+    c = pk.KNNGraph(X[:60], k_max=10).coupling(10)
+    start = np.zeros(c.n, dtype=np.int64)
+    for beta, max_sweeps in ((2.5, 256), (6.0, 16)):  # meets after some doublings / does not
+        draw = samplers.cftp(c, beta, start, np.random.default_rng(3), max_sweeps=max_sweeps)
+        quiet = samplers.cftp(
+            c, beta, start, np.random.default_rng(3), max_sweeps=max_sweeps, progressbar=False
+        )
+        seed = int(np.random.default_rng(3).integers(0, 2**63))
+        z = start.copy()
+        exact, sweeps = cftp_potts2(
+            c.indptr, c.indices, c.data, z, beta, np.ones(2), max_sweeps, seed
+        )
+        for d in (draw, quiet):
+            np.testing.assert_array_equal(d.labels, z)
+            assert (d.sweeps, d.exact) == (sweeps, exact)
+        assert shown[-1][0] == "CFTP look-back" and shown[-1][2] is False
+        assert shown[-2] == ("CFTP look-back", len(samplers.cftp_look_backs(max_sweeps)) - 2, True)
+    assert draw.exact is False and quiet.sweeps == 16
+
+
 def test_progress_bar_draws_in_a_terminal_only(capsys):
     from pymc_knn._progress import progress
 
