@@ -74,6 +74,32 @@ def test_sweeps_rise_where_the_field_orders_and_stay_where_it_does_not(blobs):
     assert chain.adaptation.aux_sweeps == chain.aux.sweeps
 
 
+def test_a_passed_check_is_not_repeated_at_the_same_point(blobs, monkeypatch):
+    """Within RELAX_SAME of the latest passed check (same sweeps) there is no new check; a point
+    beyond it, or a check that failed, is checked again."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=1)
+    calls = []
+    real = mcmc.relaxation
+
+    def counting(*args):
+        calls.append(args[2:4])
+        return real(*args)
+
+    monkeypatch.setattr(mcmc, "relaxation", counting)
+    chain = step.chain
+    step._relax(chain, 0.5, 3.0)
+    assert chain.relaxed and len(calls) == 1
+    step._relax(chain, 0.505, 3.0)  # within 2%
+    assert len(calls) == 1
+    step._relax(chain, 0.6, 3.0)
+    assert len(calls) == 2
+    chain.relaxed_at = ()  # as after a failed check
+    step._relax(chain, 0.6, 3.0)
+    assert len(calls) == 3
+
+
 def test_a_chain_that_cannot_relax_warns(blobs, monkeypatch):
     X, y = blobs
     monkeypatch.setattr(_steps, "MAX_AUX_SWEEPS", 20)

@@ -44,6 +44,8 @@ __all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "cur
 
 MAX_ITERATIONS_PER_DRAW = 1000
 """Default bound on the iterations per draw chosen during tuning."""
+RELAX_SAME = 0.02
+"""Relative distance in beta and in k or sigma within which a passed relaxation check holds."""
 DNN_COVER_MARGIN = 1.5
 """During tuning a kept d-nn table is widened to cover this factor beyond the sigma visited."""
 COVER_QUANTILES = (0.005, 0.995)
@@ -146,6 +148,7 @@ class ChainState:
     plug_in: np.ndarray  # Møller: (beta_hat, theta_hat, whether z is set)
     aux: Any = None  # mcmc.Auxiliary, its sweeps tuned per chain
     relaxed: bool = True  # the latest relaxation check passed within MAX_AUX_SWEEPS
+    relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
     started: bool = False
     warned: bool = False
     warned_dropped: bool = False
@@ -529,8 +532,15 @@ class PottsStep(BlockedStep):
     def _relax(self, chain, beta, theta):
         """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the fewest (doubling from
         the current: they never fall, a check being noisy) after which ``RELAX_CHAINS``
-        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``."""
+        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``. A point
+        within ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not
+        checked again: once a large data set's posterior has narrowed, every later window
+        would repeat a check that costs ``RELAX_CHAINS`` auxiliary runs."""
         s = chain.aux.sweeps
+        if chain.relaxed_at and chain.relaxed_at[2] == s:
+            b, t, _ = chain.relaxed_at
+            if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
+                return
         while True:
             ok = relaxed(
                 *mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS, self.rng)
@@ -540,6 +550,7 @@ class PottsStep(BlockedStep):
             s = min(2 * s, MAX_AUX_SWEEPS)
         chain.aux = chain.aux._replace(sweeps=s)
         chain.relaxed = ok
+        chain.relaxed_at = (beta, theta, s) if ok else ()
         chain.adaptation.aux_sweeps = s
 
     # -- one draw -------------------------------------------------------------------------
