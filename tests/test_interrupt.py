@@ -100,7 +100,7 @@ def _start(code: str) -> subprocess.Popen:
 def _read_line(proc: subprocess.Popen, timeout: float) -> str:
     ready, _, _ = select.select([proc.stdout], [], [], timeout)
     if not ready:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # its sampling workers too: they hold the pipes
         pytest.fail(f"the child printed nothing for {timeout:g} s: {proc.communicate()[1]}")
     line = proc.stdout.readline()
     if not line:
