@@ -148,7 +148,21 @@ def test_bad_evidence_data():
         GaussianGraphicalEvidence("X", graph=DecomposableGraph("G", p=4), observed=X)
 
 
-def test_forward_draws_refuse_large_graphs():
-    """Beyond p = 6 forward draws say to use pm.sample."""
-    with pytest.raises(NotImplementedError, match="pm.sample"):
-        pm.draw(DecomposableGraph.dist(p=7), random_seed=1)
+def test_forward_draws_beyond_enumeration_follow_the_prior(monkeypatch):
+    """Beyond enumeration a forward draw is the end of a particle Gibbs chain on the prior
+    (warned): at p = 5, with enumeration switched off, the number of edges of 600 draws is
+    within TV 0.08 of the exact prior's (a uniform over 822 graphs); a p = 7 draw is a
+    decomposable graph."""
+    from pymc_knn.graphical import model as gm
+    from pymc_knn.graphical.decomposable import is_chordal
+
+    monkeypatch.setattr(gm, "MAX_ENUMERATION_NODES", 4)
+    with pytest.warns(UserWarning, match="particle Gibbs"):
+        draws = pm.draw(DecomposableGraph.dist(p=5), draws=600, random_seed=1)
+    exact = np.bincount(gm._edge_table(5).sum(axis=1), minlength=11) / 822
+    got = np.bincount(draws.sum(axis=1), minlength=11) / 600
+    assert 0.5 * np.abs(got - exact).sum() < 0.08
+    monkeypatch.setattr(gm, "MAX_ENUMERATION_NODES", 6)
+    with pytest.warns(UserWarning, match="particle Gibbs"):
+        g = pm.draw(DecomposableGraph.dist(p=7), random_seed=1)
+    assert g.shape == (21,) and is_chordal(gm.edges_to_adjacency(g, 7))

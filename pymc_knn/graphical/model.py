@@ -19,6 +19,7 @@ The evidence is ``log f(X | G)`` of :mod:`pymc_knn.graphical.evidence` with the 
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import field
 from typing import Any
 
@@ -83,6 +84,43 @@ def _edge_table(p: int) -> np.ndarray:
     return np.stack([adjacency_to_edges(a) for a in enumerate_decomposable(p)])
 
 
+PRIOR_SWEEPS = 200
+"""Particle Gibbs sweeps (50 particles, no data, from the empty graph) per forward draw beyond
+``MAX_ENUMERATION_NODES`` nodes."""
+
+
+def _chain_draws(rng, edge_logp, p: int, shape) -> np.ndarray:
+    """Forward draws of a graph too large to enumerate: each the last state of a particle Gibbs
+    chain on the prior alone (:func:`~pymc_knn.graphical.particle_gibbs.pg_transition`)."""
+    warnings.warn(
+        f"DecomposableGraph on p = {p} > {MAX_ENUMERATION_NODES} nodes: its graphs cannot be "
+        f"enumerated, so each forward draw is the end of a {PRIOR_SWEEPS}-sweep particle Gibbs "
+        "chain on the prior, approximately exact",
+        UserWarning,
+        stacklevel=4,
+    )
+    hyper, cache = class_hyper(np.zeros((0, p))), new_cache()
+    edge_logp = np.ascontiguousarray(edge_logp, dtype=np.float64)
+    out = np.empty((int(np.prod(shape, dtype=np.int64)), p * (p - 1) // 2), dtype=np.int64)
+    for d in range(out.shape[0]):
+        graph = np.zeros(p, dtype=np.uint64)
+        for _ in range(PRIOR_SWEEPS):
+            graph, _ = pg_transition(
+                graph,
+                50,
+                0.5,
+                0.5,
+                edge_logp,
+                int(rng.integers(2**31 - 1)),
+                cache,
+                hyper.phi,
+                hyper.phi_post,
+                hyper.consts,
+            )
+        out[d] = adjacency_to_edges(graph)
+    return out.reshape((*shape, out.shape[1]))
+
+
 class DecomposableGraphRV(RandomVariable):
     """Edge indicators of a decomposable graph, with log weights per number of edges."""
 
@@ -95,18 +133,20 @@ class DecomposableGraphRV(RandomVariable):
         return (dist_params[0].shape[-1] - 1,)
 
     def rng_fn(self, rng, edge_logp, size):
-        """Exact draws by enumeration (p <= 6); larger graphs need ``pm.sample``."""
+        """Exact draws by enumeration (p <= 6); beyond, each draw is the end of a particle Gibbs
+        chain of ``PRIOR_SWEEPS`` sweeps with no data (approximate: warned)."""
         p = n_nodes(edge_logp.shape[-1] - 1)
-        if p > MAX_ENUMERATION_NODES or edge_logp.ndim != 1:
-            raise NotImplementedError(
-                f"forward draws of a DecomposableGraph enumerate its graphs: p <= "
-                f"{MAX_ENUMERATION_NODES} and one vector of edge weights, got p = {p}; sample "
-                "its prior with pm.sample (particle Gibbs) instead"
+        if edge_logp.ndim != 1:
+            raise ValueError(
+                "DecomposableGraph draws need one vector of edge weights (edge_logp of shape "
+                f"(p (p - 1) / 2 + 1,)), got shape {edge_logp.shape}"
             )
+        shape = () if size is None else tuple(size)
+        if p > MAX_ENUMERATION_NODES:
+            return _chain_draws(rng, edge_logp, p, shape)
         graphs = _edge_table(p)
         logw = edge_logp[graphs.sum(axis=1)]
         w = np.exp(logw - logw.max())
-        shape = () if size is None else tuple(size)
         picks = rng.choice(len(graphs), size=shape, p=w / w.sum())
         return graphs[picks]
 
