@@ -30,6 +30,7 @@ eq. 5) for the symmetrised and equal-weight models, and its Holmes-Adams conditi
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -79,11 +80,19 @@ class _Fields:
         self.k += 1
         g = self.graph
         knn_counts_next(self.counts, g.neighbours, g.reverse_rank, self.y, self.k, self.kind)
-        rows, weights = np.unique(
-            np.column_stack([self.counts, self.y]), axis=0, return_counts=True
-        )
-        h = rows[:, :-1] * (self.a / self.k)
-        return h, np.ascontiguousarray(rows[:, -1]), weights.astype(np.float64)
+        G, base = self.a.size, int(self.counts.max()) + 1  # reverse neighbours: counts > k
+        if G * math.log2(base) + math.log2(G) < 62:  # one int64 key a row: a fast unique
+            key = self.y.copy()
+            for c in range(G):
+                key += self.counts[:, c] * (G * base**c)
+            _, first, weights = np.unique(key, return_index=True, return_counts=True)
+            counts, labels = self.counts[first], self.y[first]
+        else:
+            rows, weights = np.unique(
+                np.column_stack([self.counts, self.y]), axis=0, return_counts=True
+            )
+            counts, labels = rows[:, :-1], np.ascontiguousarray(rows[:, -1])
+        return counts * (self.a / self.k), labels, weights.astype(np.float64)
 
 
 class _BetaPrior:

@@ -261,6 +261,20 @@ def _observed_classes(observed, n, n_classes):
     return G
 
 
+def _prior_k_max(k) -> int | None:
+    """The largest ``k`` a ``pm.DiscreteUniform`` prior with a constant upper bound allows, or
+    None for any other ``k`` (a number, an expression, another prior, a bound in ``pm.Data``)."""
+    from pymc.distributions.discrete import DiscreteUniformRV
+
+    owner = getattr(k, "owner", None)
+    if owner is None or not isinstance(owner.op, DiscreteUniformRV):
+        return None
+    upper = owner.inputs[-1]
+    if not all(isinstance(v, Constant) for v in graph_inputs([upper])):
+        return None
+    return int(np.floor(upper.eval()))
+
+
 def _integer_k(k):
     """``k`` as an integer tensor; a continuous ``k`` (a float prior) is refused, not rounded."""
     k = pt.as_tensor_variable(k)
@@ -326,7 +340,9 @@ class PottsKNN(_PottsDistribution):
         ``G``; default ``max(observed) + 1``.
     k_max : int, optional
         Largest ``k``; at most the smallest observed class size (Cucala et al., section 3).
-        Default that size, and beyond :data:`~pymc_knn.graphs.UNCAPPED_N` (2000) points at most
+        Default: the upper bound of ``k``'s prior when it is a ``pm.DiscreteUniform`` with a
+        constant upper bound within that size; else that size, and beyond
+        :data:`~pymc_knn.graphs.UNCAPPED_N` (2000) points at most
         :data:`~pymc_knn.graphs.DEFAULT_K_MAX_CAP` (100): :func:`pymc_knn.default_k_max`. The
         graph's tables take ``24 n k_max`` bytes, refused beyond scikit-learn's
         ``working_memory`` setting (``sklearn.config_context(working_memory=...)`` raises it).
@@ -389,6 +405,7 @@ class PottsKNN(_PottsDistribution):
             standardize,
             labels,
             beta_max,
+            _prior_k_max(k),
         )
         term.labels = _training_labels(labels)
         return super().__new__(
@@ -411,7 +428,9 @@ class PottsKNN(_PottsDistribution):
         return super().dist(params, term=term, **kwargs)
 
     @staticmethod
-    def _term(X, neighbours, class_weights, n_classes, k_max, standardize, observed, beta_max):
+    def _term(
+        X, neighbours, class_weights, n_classes, k_max, standardize, observed, beta_max, k_prior
+    ):
         if neighbours not in ("symmetrised", "equal"):
             raise ValueError(
                 f"neighbours must be 'symmetrised' or 'equal', got {neighbours!r} (the asymmetric "
@@ -421,7 +440,9 @@ class PottsKNN(_PottsDistribution):
         G = _observed_classes(observed, n, n_classes)
         smallest = max_k(split_missing(observed)[0]) if observed is not None else None
         K = n - 1 if smallest is None else smallest
-        if k_max is None:
+        if k_max is None and k_prior is not None and 1 <= k_prior <= K:
+            k_max = k_prior  # the graph the prior needs: no table beyond it
+        elif k_max is None:
             k_max = default_k_max(n, smallest)
         elif isinstance(k_max, (int, np.integer)) and k_max > K:  # else KNNGraph refuses it
             raise ValueError(

@@ -247,6 +247,104 @@ def test_chains_start_near_the_maximum_pseudo_likelihood_estimate_unless_given_i
     np.testing.assert_array_equal(step._start(given), given)  # initvals are kept
 
 
+def test_the_graph_stops_at_the_prior_of_k():
+    """k ~ U{1..K} with a constant K: the graph is built to K, not to the smallest class."""
+    X, y, *_ = pk.datasets.load_ripley("train")
+
+    def graph_k_max(k):
+        with pm.Model() as model:
+            pk.PottsKNN("y", X=X, beta=1.0, k=k(), observed=y)
+        return model["y"].owner.op.term.graph.k_max
+
+    assert graph_k_max(lambda: pm.DiscreteUniform("k", 1, 20)) == 20
+    assert graph_k_max(lambda: pm.DiscreteUniform("k", 1, 125)) == 125
+    # the bound in pm.Data may change, another prior has no bound to read: the default
+    assert graph_k_max(lambda: pm.DiscreteUniform("k", 1, pm.Data("K", 20))) == 125
+    assert graph_k_max(lambda: pm.Poisson("k", 5) + 1) == 125
+    assert graph_k_max(lambda: 7) == 125
+
+
+def test_the_start_is_the_best_pseudo_likelihood_k_the_prior_allows():
+    """A graph wider than the prior of k (k_max given): the start's k is the maximum
+    pseudo-likelihood estimate among the k the prior allows, not the global one outside it."""
+    X, y, *_ = pk.datasets.load_ripley("train")
+    with pm.Model() as model:
+        pk.PottsKNN(
+            "y",
+            X=X,
+            beta=pm.Uniform("beta", 0, 4),
+            k=pm.DiscreteUniform("k", 1, 5),
+            k_max=125,
+            observed=y,
+        )
+        step = pk.Exchange()
+    thetas, beta_hat, log_pl = step._profile(4.0)
+    assert thetas[np.argmax(log_pl)] > 5  # the global estimate lies outside the prior
+    x = step.layout.to_x(model.initial_point())
+    assert step._start_values(x)["k"] == thetas[np.argmax(log_pl[:5])]
+    for seed in range(4):
+        step.rng = np.random.default_rng(seed)
+        lp, beta, k = step.tractable.evaluate(step._start(x))
+        assert np.isfinite(lp) and 1 <= k <= 5
+
+
+def test_the_knn_profile_from_class_counts_equals_the_couplings():
+    """The fast pseudo-likelihood profile (fields of every k from class counts, equal rows
+    merged) gives the estimate of each k's own coupling, class weights included."""
+    from scipy.optimize import minimize_scalar
+
+    from pymc_knn.terms import PottsTerm, _log_pl
+
+    X, y, *_ = pk.datasets.load_glass()
+    rng = np.random.default_rng(0)
+    y12 = np.repeat(np.arange(12), 20)  # 12 apart classes: rows too wide for one int64 key
+    X12 = 10 * rng.standard_normal((12, 2))[y12] + rng.standard_normal((240, 2))
+    for X, y, neighbours in ((X, y, "symmetrised"), (X, y, "equal"), (X12, y12, "symmetrised")):
+        graph = pk.KNNGraph(X, k_max=9 if y.max() < 11 else 19, neighbours=neighbours)
+        a = np.linspace(0.5, 2.0, int(y.max()) + 1)
+        thetas, beta_hat, log_pl = PottsTerm(graph, a.size, a, None).pseudo_likelihood_profile(y)
+        for k, b, lp in zip(thetas, beta_hat, log_pl):
+            c = graph.coupling(int(k))
+            res = minimize_scalar(
+                lambda t: -_log_pl(c, y, t, a),
+                bounds=(0, 4),
+                method="bounded",
+                options={"xatol": 1e-4},
+            )
+            assert b == pytest.approx(res.x, abs=1e-7) and lp == pytest.approx(-res.fun, rel=1e-12)
+
+
+def test_the_first_beta_step_has_the_posterior_scale():
+    """On 3,000 points the posterior of beta is narrow: the first step, from the
+    pseudo-likelihood's curvature, is within a factor 2.5 of the step tuning ends with; the
+    old fixed start (0.5, given here) is not (negative control)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 2))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(3000) > 0).astype(np.int64)
+    ratios = []
+    for sd in (None, 0.5):
+        with pm.Model() as model:
+            pk.PottsKNN(
+                "y",
+                X=X,
+                beta=pm.Uniform("beta", 0, 4),
+                k=pm.DiscreteUniform("k", 1, 20),
+                observed=y,
+            )
+        idata = sample(
+            model,
+            lambda sd=sd: pk.Exchange(proposal_sd=sd),
+            tune=300,
+            draws=10,
+            chains=1,
+            discard_tuned_samples=False,
+        )
+        scaling = idata.warmup_sample_stats["scaling"].values[0]
+        ratios.append(scaling[0] / scaling[-1])
+    assert 1 / 2.5 < ratios[0] < 2.5
+    assert ratios[1] > 4
+
+
 def test_a_potential_on_beta_is_part_of_the_posterior():
     """A pm.Potential that depends on beta belongs to the tractable part of the posterior."""
     X, y = small_problem(3, n=8)

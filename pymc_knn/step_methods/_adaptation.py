@@ -176,6 +176,11 @@ class Adaptation:
         self.shape = np.eye(self.n_free)
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
 
+    def start_scale(self, scale: float | None) -> None:
+        """Start the beta move's step at ``scale`` (kept as it is for None)."""
+        if scale is not None and np.isfinite(scale) and scale > 0:
+            self.log_scale = min(math.log(scale), MAX_LOG_SCALE)
+
     @property
     def scale(self) -> float:
         """The step of the beta move (value scale)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +54,11 @@ COVER_QUANTILES = (0.005, 0.995)
 central 99%, times or over ``DNN_COVER_MARGIN``."""
 PRIOR_CHECK_DRAWS = 1000
 """Prior draws that check a beta, k or sigma given as an expression stays in range."""
+PROPOSAL_SD = 0.5
+"""The continuous moves' first step (value scale) where none is given or derived."""
+START_SDS = 2.38
+"""The beta move's first step, in sds of the pseudo-likelihood's normal approximation (the
+optimal random-walk step of a one-dimensional normal target)."""
 START_JITTER = 0.2
 """Half-width of the uniform jitter of a chain's start around the maximum pseudo-likelihood
 estimate (value scale of continuous variables; log scale of k)."""
@@ -197,7 +203,7 @@ class PottsStep(BlockedStep):
         sweeps=None,
         start="observed",
         max_sweeps=CFTP_MAX_SWEEPS,
-        proposal_sd=0.5,
+        proposal_sd=None,
         k_radius=None,
         iterations_per_draw=None,
         max_iterations_per_draw=MAX_ITERATIONS_PER_DRAW,
@@ -227,7 +233,9 @@ class PottsStep(BlockedStep):
         if self._missing is not None:
             self.y = impute_nearest(self.term, self.y)
         self.aux = self._auxiliary(sampler, sweeps, start, max_sweeps)
-        self.proposal_sd = check_positive(proposal_sd, "proposal_sd")
+        self.proposal_sd = (
+            None if proposal_sd is None else check_positive(proposal_sd, "proposal_sd")
+        )
         self.k_radius = self._check_k_radius(k_radius)
         self.iterations_per_draw = _check_count(iterations_per_draw, "iterations_per_draw")
         self.max_iterations_per_draw = _check_count(
@@ -310,7 +318,7 @@ class PottsStep(BlockedStep):
         adaptation = Adaptation(
             self._free.size,
             self._discrete,
-            self.proposal_sd,
+            self.proposal_sd or PROPOSAL_SD,
             self.k_radius,
             np.minimum(self._upper - self._lower, 1 << 20),
             iterations=self.iterations_per_draw or 1,
@@ -458,10 +466,13 @@ class PottsStep(BlockedStep):
                     out.append((v.name, sl, role, rv, model.rvs_to_transforms.get(rv)))
         return out
 
-    def _start_values(self):
-        """The maximum pseudo-likelihood estimate on the value scale of each start variable."""
+    def _start_values(self, x):
+        """The maximum pseudo-likelihood estimate among the thetas the prior allows, on the
+        value scale of each start variable (``x``: the chain's position, for the prior)."""
         if not hasattr(self, "_start_cache"):
-            mple = self.mple(self._beta_upper())
+            thetas, beta_hat, log_pl = self._profile(self._beta_upper())
+            best = int(np.argmax(np.where(self._prior_allows(thetas, x), log_pl, -np.inf)))
+            mple = (float(beta_hat[best]), thetas[best].item())
             self._start_cache = {}
             for name, _, role, rv, transform in self._start_vars:
                 value = _to_value(rv, transform, np.asarray(mple[role], dtype=float))
@@ -469,25 +480,66 @@ class PottsStep(BlockedStep):
                     self._start_cache[name] = float(value)
         return self._start_cache
 
+    def _prior_allows(self, thetas, x) -> np.ndarray:
+        """Whether the prior gives each theta positive density at the chain's position ``x`` (a
+        prior narrower than the graph, e.g. ``k ~ U{1..50}`` with ``k_max = 100``)."""
+        allowed = np.ones(thetas.size, dtype=bool)
+        for _, sl, role, rv, transform in self._start_vars:
+            if role != 1:
+                continue
+            for i, theta in enumerate(thetas):
+                value = _to_value(rv, transform, np.asarray(theta, dtype=float))
+                if value is None:
+                    allowed[i] = False
+                    continue
+                x1 = x.copy()
+                x1[sl] = value
+                allowed[i] = np.isfinite(self.tractable.evaluate(x1)[0])
+        return allowed if allowed.any() else np.ones(thetas.size, dtype=bool)
+
     def _start(self, x):
         """``x`` with the block's variables that sit at the model's default initial value moved
         near the maximum pseudo-likelihood estimate, jittered per chain (the default start, the
-        support point, may lie far out in the tails; custom steps get no jitter from PyMC)."""
-        values = self._start_values()
-        new = x.copy()
-        for name, sl, _, _, _ in self._start_vars:
-            if name not in values or not np.array_equal(x[sl], np.ravel(self._default[name])):
-                continue
-            u = self.rng.uniform(-START_JITTER, START_JITTER)
-            if self.layout.dtypes[self.layout.names.index(name)].startswith("int"):
-                top = self.term.graph.k_max if self.term.is_knn else np.inf
-                new[sl] = min(max(1, round(values[name] * np.exp(u))), top)
-            else:
-                new[sl] = values[name] + u
-        lp, beta, theta = self.tractable.evaluate(new)
-        f = self.field
-        ok = np.isfinite(lp) and mcmc._valid(f, beta, theta) and beta <= f.beta_max
-        return new if ok else x
+        support point, may lie far out in the tails; custom steps get no jitter from PyMC), or
+        at the estimate itself where the jitter leaves the prior's support."""
+        values = self._start_values(x)
+        for jitter in (START_JITTER, 0.0):
+            new = x.copy()
+            for name, sl, _, _, _ in self._start_vars:
+                if name not in values or not np.array_equal(x[sl], np.ravel(self._default[name])):
+                    continue
+                u = self.rng.uniform(-jitter, jitter) if jitter else 0.0
+                if self.layout.dtypes[self.layout.names.index(name)].startswith("int"):
+                    top = self.term.graph.k_max if self.term.is_knn else np.inf
+                    new[sl] = min(max(1, round(values[name] * np.exp(u))), top)
+                else:
+                    new[sl] = values[name] + u
+            lp, beta, theta = self.tractable.evaluate(new)
+            f = self.field
+            if np.isfinite(lp) and mcmc._valid(f, beta, theta) and beta <= f.beta_max:
+                return new
+        return x
+
+    def _start_scale(self, x):
+        """The beta move's first step when ``proposal_sd`` is not given: 2.38 sds of the normal
+        approximation of the pseudo-likelihood at the start, on the value scale, at most
+        ``PROPOSAL_SD`` (None where beta is not the block's one continuous coordinate). The posterior of beta narrows as
+        ``1 / sqrt(n)``: from a fixed 0.5 the tuning spent most of PyMC's 1000 tuning draws
+        shrinking the step on 10^5 points."""
+        beta_vars = [sl for _, sl, role, _, _ in self._start_vars if role == 0]
+        if self._free.size != 1 or not beta_vars or beta_vars[0].start != self._free[0]:
+            return None
+        _, beta, theta = self.tractable.evaluate(x)
+        info = self.term.pseudo_likelihood_information(self.y, beta, theta)
+        i = int(self._free[0])
+        h = 1e-6 * max(1.0, abs(x[i]))
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        slope = (self.tractable.evaluate(up)[1] - self.tractable.evaluate(down)[1]) / (2 * h)
+        if not (info > 0 and np.isfinite(slope) and slope != 0):
+            return None
+        return min(START_SDS / (math.sqrt(info) * abs(slope)), PROPOSAL_SD)
 
     # -- tuning ---------------------------------------------------------------------------
 
@@ -573,11 +625,14 @@ class PottsStep(BlockedStep):
             self._sync_labels(point)
         x = self.layout.to_x(point)
         tuning = self.tune and self.adapt
-        if tuning and not chain.started:
+        first = tuning and not chain.started
+        if first:
             chain.started = True
             x = self._start(x)
         lp, beta, theta = self.tractable.evaluate(x)
         self._check_position(lp, beta, theta)
+        if first and self.proposal_sd is None:
+            chain.adaptation.start_scale(self._start_scale(x))
         state = np.array([lp, beta, theta])
         a = chain.adaptation
         m = a.iterations
@@ -743,8 +798,11 @@ _PARAMETERS = """
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
-    proposal_sd : float, default=0.5
-        Initial sd of the continuous random walk on the value (transformed) scale.
+    proposal_sd : float, optional
+        Initial sd of the continuous random walk on the value (transformed) scale. Default: for
+        beta, 2.38 sds of the pseudo-likelihood's normal approximation at the chain's start, at
+        most 0.5 (the posterior narrows as ``1 / sqrt(n)``); 0.5 for the rest, and for beta
+        where it is not a variable of its own.
     k_radius : int, optional
         Initial radius of the ``k`` move; default ``max(1, round(k_max / 20))``.
     iterations_per_draw : int, optional
