@@ -295,11 +295,11 @@ def test_the_knn_profile_from_class_counts_equals_the_couplings():
 
     from pymc_knn.terms import PottsTerm, _log_pl
 
-    X, y, *_ = pk.datasets.load_glass()
+    Xg, yg, *_ = pk.datasets.load_glass()
     rng = np.random.default_rng(0)
     y12 = np.repeat(np.arange(12), 20)  # 12 apart classes: rows too wide for one int64 key
     X12 = 10 * rng.standard_normal((12, 2))[y12] + rng.standard_normal((240, 2))
-    for X, y, neighbours in ((X, y, "symmetrised"), (X, y, "equal"), (X12, y12, "symmetrised")):
+    for X, y, neighbours in ((Xg, yg, "symmetrised"), (Xg, yg, "equal"), (X12, y12, "symmetrised")):
         graph = pk.KNNGraph(X, k_max=9 if y.max() < 11 else 19, neighbours=neighbours)
         a = np.linspace(0.5, 2.0, int(y.max()) + 1)
         thetas, beta_hat, log_pl = PottsTerm(graph, a.size, a, None).pseudo_likelihood_profile(y)
