@@ -33,6 +33,7 @@ training labels fixed.
 
 from __future__ import annotations
 
+import math
 import numba
 import numpy as np
 import pymc as pm
@@ -832,11 +833,13 @@ def summarize_mixture(
     m = X_new.shape[0]
     mean, lower, upper = (np.empty((m, G)) for _ in range(3))
     two = G == 2 and is_knn
+    by_sort = False
     if two:
         bounds = np.searchsorted(t_index, np.arange(n_thetas + 1)).astype(np.int64)
         cumw = np.concatenate([[0.0], np.cumsum(weights)])
+        by_sort = _sort_is_cheaper(beta.size, n_thetas)
     per_point = query_bytes + 8 * G * (n_thetas + 3)  # query, strengths, the kernel's results
-    if not two:  # each thread sorts one point's distinct draws at a time
+    if not two or by_sort:  # each thread sorts one point's distinct draws at a time
         fixed += numba.get_num_threads() * 8 * beta.size * (G + 3)
     for s in _progress_slices(
         _chunks(m, per_point, budget, fixed), m, progressbar, "predictive summary"
@@ -844,13 +847,22 @@ def summarize_mixture(
         h = strengths(X_new[s])
         if two:
             mean[s], lower[s], upper[s] = _k.summaries_two_classes(
-                h, beta, cumw, bounds, lo_q, hi_q
+                h, beta, cumw, bounds, lo_q, hi_q, by_sort
             )
         else:
             mean[s], lower[s], upper[s] = _k.summaries_general(
                 h, beta, t_index, weights, lo_q, hi_q
             )
     return mean, lower, upper
+
+
+def _sort_is_cheaper(n_draws: int, n_thetas: int) -> bool:
+    """Whether sorting a point's ``n_draws`` logits costs less than four bisections (about 60
+    steps of one binary search per theta each) for its two classes' intervals; a sort's step
+    costs about two of a binary search's (measured: 10^5 points, 11 thetas, 200 draws 0.6 s
+    against 3.2 s, 1,000 draws 6.2 s against 5.4 s)."""
+    U, T = max(n_draws, 2), max(n_thetas, 1)
+    return 2 * U * math.log2(U) <= 4 * 60 * T * math.log2(max(U / T, 2))
 
 
 def summarize_proba(proba: xr.DataArray, ci_prob=0.95) -> xr.Dataset:

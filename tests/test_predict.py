@@ -442,3 +442,30 @@ def test_a_saved_fit_predicts_on_its_own(kind, tmp_path, rng):
     assert np.abs(other - expected).max() > 1e-9  # the new points matter
     with pytest.raises(ValueError, match="covariates of 'y' differ"):  # a wrong model: refused
         pk.predict_proba(loaded, X_new, model=knn_model(X + 1.0, y, 5))
+
+
+@pytest.mark.parametrize("draws", [7, 300])
+def test_two_class_intervals_by_sort_equal_the_bisection(draws, rng):
+    """The two ways to the intervals of two classes (a bisection on the logit per quantile, or
+    one sort of the point's logits) give the same draws' probabilities (to rounding), ties and
+    repeats included; each path against numpy's inverted-cdf quantiles."""
+    from pymc_knn.kernels.predictive import summaries_two_classes
+
+    T, m = 4, 50
+    t_index = np.sort(rng.integers(0, T, draws))
+    beta = np.round(rng.uniform(0, 3, draws), 1)  # repeated values: ties in the logits
+    order = np.lexsort((beta, t_index))
+    t_index, beta = t_index[order], beta[order]
+    weights = rng.integers(1, 4, draws).astype(float)
+    bounds = np.searchsorted(t_index, np.arange(T + 1)).astype(np.int64)
+    cumw = np.concatenate([[0.0], np.cumsum(weights)])
+    h = rng.normal(size=(m, T, 2))
+    h[:5] = 0.0  # every logit zero
+    runs = [summaries_two_classes(h, beta, cumw, bounds, 0.05, 0.95, by) for by in (False, True)]
+    for a, b in zip(*runs):  # the bisection's binary searches divide: within rounding
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=0)
+    p1 = 1 / (1 + np.exp(-beta * (h[:, t_index, 1] - h[:, t_index, 0])))  # (m, draws)
+    p = np.repeat(np.stack([1 - p1, p1], axis=-1), weights.astype(int), axis=1)
+    q = np.quantile(p, [0.05, 0.95], axis=1, method="inverted_cdf")
+    np.testing.assert_allclose(runs[1][1], q[0], atol=1e-12)
+    np.testing.assert_allclose(runs[1][2], q[1], atol=1e-12)

@@ -228,15 +228,51 @@ def _logit_quantile(s, beta_sorted, cumw, bounds, q, lo, hi):
     return hi
 
 
+@njit(cache=True)
+def _sorted_logit_quantiles(s, beta_sorted, weights, bounds, lo_q, hi_q, lower, upper):
+    """:func:`summaries_two_classes`' intervals of one point from its logits sorted: the
+    ``lo_q``- and ``hi_q``-quantiles (inverted cdf) of ``beta * s_t`` (class 1) and of
+    ``-beta * s_t`` (class 0, the same order reversed), as probabilities into ``lower[g]`` and
+    ``upper[g]``."""
+    U = beta_sorted.size
+    x = np.empty(U)
+    for t in range(s.size):
+        for u in range(bounds[t], bounds[t + 1]):
+            x[u] = beta_sorted[u] * s[t]
+    order = np.argsort(x)
+    wsum = weights.sum()
+    qs = (lo_q, hi_q)
+    for g in range(2):
+        sign = 1.0 if g == 1 else -1.0
+        for j in range(2):
+            target = qs[j] * wsum
+            acc = 0.0
+            value = sign * x[order[U - 1 if g == 1 else 0]]
+            for i in range(U):
+                u = order[i] if g == 1 else order[U - 1 - i]
+                acc += weights[u]
+                if acc >= target and weights[u] > 0.0:
+                    value = sign * x[u]
+                    break
+            p = 1.0 / (1.0 + np.exp(-value))
+            if j == 0:
+                lower[g] = p
+            else:
+                upper[g] = p
+
+
 @njit(cache=True, parallel=True)
-def summaries_two_classes(h, beta_sorted, cumw, bounds, lo_q, hi_q):
+def summaries_two_classes(h, beta_sorted, cumw, bounds, lo_q, hi_q, by_sort):
     """Mean and interval of each class probability for two classes, streaming over draws.
 
     The draws are grouped by ``theta`` (group ``t`` is ``bounds[t]:bounds[t+1]``, betas sorted
     within it, ``cumw`` the running sum of their weights). The logit of ``P(class 1)`` is
     ``beta * s_t`` with ``s_t = h[., t, 1] - h[., t, 0]`` (and ``-beta * s_t`` for class 0),
     monotone in beta within a group, so a quantile needs binary searches per group, never the
-    per-draw values. Returns ``mean, lower, upper``, each ``(m, 2)``.
+    per-draw values; or, ``by_sort`` (cheaper for a few hundred draws), the point's logits are
+    sorted once for all four quantiles. Both give the same draw's logit (the bisection to
+    rounding: it compares ``L / s_t`` with beta). Returns ``mean, lower,
+    upper``, each ``(m, 2)``.
     """
     m, T, _ = h.shape
     wsum = cumw[-1]
@@ -258,6 +294,9 @@ def summaries_two_classes(h, beta_sorted, cumw, bounds, lo_q, hi_q):
                 acc += weights[u] / (1.0 + np.exp(-x))
         mean[a, 1] = acc / wsum
         mean[a, 0] = 1.0 - mean[a, 1]
+        if by_sort:
+            _sorted_logit_quantiles(s, beta_sorted, weights, bounds, lo_q, hi_q, lower[a], upper[a])
+            continue
         for g in range(2):
             sign = 1.0 if g == 1 else -1.0
             sg = sign * s
