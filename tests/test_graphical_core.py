@@ -209,3 +209,29 @@ def test_predictive_integrates_to_one_p3_importance_sampling():
     draws = proposal.rvs(size=200_000)
     ratio = np.exp(graph_log_predictive(hyper, adj, draws) - proposal.logpdf(draws))
     assert ratio.mean() == pytest.approx(1.0, abs=3 * ratio.std() / np.sqrt(ratio.size) + 2e-3)
+
+
+def test_christmas_tree_graphs_of_the_table1_benchmark():
+    """benchmarks/pavlenko2017.py draws Table 1's true graphs by the Christmas-tree algorithm:
+    decomposable, every graph on 4 nodes reachable, and far denser at p = 50 than the one-clique
+    expansion kernel (the cause of the earlier scenario B gap, docs/graphical.md)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "pavlenko2017.py"
+    spec = importlib.util.spec_from_file_location("pavlenko2017", path)
+    pv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pv)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(3000):
+        A = pv.christmas_tree_graph(4, rng)
+        assert is_chordal(adjacency_from_matrix(A))
+        seen.add(A.tobytes())
+    assert len(seen) == 61  # every decomposable graph on 4 nodes
+    dense = [pv.christmas_tree_graph(50, rng).sum() // 2 for _ in range(10)]
+    sparse = [pv.random_graph(50, rng).sum() // 2 for _ in range(10)]
+    assert all(
+        is_chordal(adjacency_from_matrix(pv.christmas_tree_graph(50, rng))) for _ in range(5)
+    )
+    assert np.mean(dense) > 2.5 * np.mean(sparse)

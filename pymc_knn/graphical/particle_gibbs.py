@@ -37,7 +37,8 @@ as ``f`` changes by one clique ``N + v`` and one separator ``N`` (whether ``N`` 
 clique, which ``N + v`` replaces, or not, when ``N + v`` hangs off a clique holding ``N``).
 
 One particle Gibbs transition (Pavlenko and Rios 2017, Algorithm 2) runs conditional SMC with
-multinomial resampling around the reference trajectory, draws one final particle by its weight
+conditional systematic resampling (Chopin and Singh 2015; see ``_resample``) around the
+reference trajectory, draws one final particle by its weight
 and refreshes its whole history by the backward kernel (a new elimination order drawn node by
 node), which is the next reference. Targeting graphs rather than junction trees makes the
 paper's ``1 / mu(G)`` factor unnecessary: the graph marginal is the same.
@@ -147,16 +148,46 @@ def draw_elimination_order(adj, cliques, k):
 
 
 @njit(cache=True)
-def _resample(logw, n_draw, out):
-    """Multinomial resampling of ``n_draw`` ancestors by ``exp(logw)`` into ``out``."""
+def _resample(logw, conditional, out):
+    """Systematic resampling of all ``n`` ancestors by ``exp(logw)`` into ``out``.
+
+    Unconditional: ``U ~ Uniform(0, 1)`` and slot ``i`` takes the particle whose cumulative
+    weight interval holds ``(U + i) / n``. Conditional (the reference particle is the last one
+    and must keep the last particle as its ancestor; Chopin and Singh 2015, section on
+    conditional resampling schemes): systematic resampling followed by a uniform permutation of
+    the slots, conditioned on the last slot drawing the last particle. Given ``U`` that event has
+    probability ``O(U) / n``, with ``O(U)`` the last particle's number of offspring, so ``U`` is
+    drawn with density proportional to ``O(U)``: ``x`` uniform on the last particle's interval
+    ``(n C_{n-1}, n]`` and ``U = x - floor(x)`` (each ``U`` is reached once per offspring). The
+    last slot takes one of the last particle's copies; the other ``n - 1`` ancestors fill the
+    free slots (their order is immaterial: the free particles move independently).
+    """
+    n = logw.size
     w = np.exp(logw - logw.max())
     cum = np.cumsum(w)
-    u = np.sort(np.random.random(n_draw)) * cum[-1]
+    total = cum[-1]
+    if conditional:
+        lo = n * cum[n - 2] / total if n > 1 else 0.0
+        x = lo + (n - lo) * np.random.random()
+        u = x - math.floor(x)
+    else:
+        u = np.random.random()
     j = 0
-    for i in range(n_draw):
-        while cum[j] < u[i]:
+    filled = 0
+    skipped = not conditional
+    for i in range(n):
+        point = (u + i) / n * total
+        while j < n - 1 and cum[j] < point:
             j += 1
-        out[i] = j
+        if not skipped and j == n - 1:
+            skipped = True  # this copy of the reference's ancestor is the reference's own
+            continue
+        if conditional and filled == n - 1:
+            break  # rounding put no point in the reference's interval: drop the last point
+        out[filled] = j
+        filled += 1
+    if conditional:
+        out[n - 1] = n - 1
 
 
 @njit(cache=True)
@@ -211,10 +242,7 @@ def csmc(
         logw[i] = loglik[i]
     log_z = _logmeanexp(logw)
     for m in range(1, p):
-        n_free = n_particles - 1 if conditional else n_particles
-        _resample(logw, n_free, anc)
-        if conditional:
-            anc[n_particles - 1] = n_particles - 1
+        _resample(logw, conditional, anc)
         adj[:, :] = adj[anc]
         cliques[:, :] = cliques[anc]
         ncl[:] = ncl[anc]
