@@ -12,6 +12,9 @@ The experiments:
   with the comparison figures of Figs. 10-12.
 * Cucala et al. (2009), section 4: Pima (the 200/332 split) and forensic glass (4 classes,
   repeated random 89/96 splits).
+* Cucala et al. (2009), section 3.3 and Figs. 5-7: path sampling on Ripley, the surface log Z
+  and the posterior it gives; and the model evidence of five neighbour systems on every shipped
+  data set beside their test errors (``path_evidence.py``).
 * Friel and Pettitt (2011), Table 2: kNN, d-nn1/2/3 and the symmetrised pkNN on Pima, forensic
   glass, iris, crabs and wine with about 25% training, with the time per fit.
 * Yoon and Friel (2015), Tables 2-3 and Fig. 3: F-measures and run times of kNN, KOREA and the
@@ -612,6 +615,27 @@ def yoon(out: Path, settings) -> tuple[str, dict]:
     return module.yoon_tables(out, settings, _figure)
 
 
+def _path_evidence():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "path_evidence", Path(__file__).with_name("path_evidence.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def path_sampling(out: Path, settings) -> tuple[str, dict]:
+    """000 section 3.3, Figs. 5-7, from ``path_evidence.py`` next to this file."""
+    return _path_evidence().path_sampling(out, settings, _figure)
+
+
+def evidence(out: Path, settings) -> tuple[str, dict]:
+    """The evidence of five neighbour systems on every shipped data set (issue 14)."""
+    return _path_evidence().evidence_table(out, settings, _figure)
+
+
 def pavlenko(out: Path, settings) -> tuple[str, dict]:
     """004 Table 1, synthetic columns, from ``pavlenko2017.py`` next to this file."""
     import importlib.util
@@ -632,6 +656,8 @@ EXPERIMENTS = {
     "friel": friel_table,
     "yoon": yoon,
     "pavlenko": pavlenko,
+    "path": path_sampling,
+    "evidence": evidence,
 }
 SETTINGS = {
     "full": {
@@ -650,6 +676,14 @@ SETTINGS = {
         "pg_sweeps": 2000,
         "pg_replicates": 10,
         "pknn_draws": 0,
+        "path_k_max": 125,
+        "path_beta_step": 0.05,
+        "path_sweeps": 75,
+        "path_burn": 50,
+        "evidence_data": None,
+        "evidence_k_max": 125,
+        "sigma_pilot": 12,
+        "sigma_fine": 16,
     },
     "quick": {
         "draws": 1500,
@@ -666,6 +700,14 @@ SETTINGS = {
         "pg_sweeps": 300,
         "pg_replicates": 1,
         "pknn_draws": 0,
+        "path_k_max": 40,
+        "path_beta_step": 0.1,
+        "path_sweeps": 40,
+        "path_burn": 20,
+        "evidence_data": ["Iris"],
+        "evidence_k_max": 40,
+        "sigma_pilot": 8,
+        "sigma_fine": 6,
     },
 }
 

@@ -6,9 +6,9 @@ labelling has weight ``exp(0) = 1``, whatever the class weights),
 
     log Z(beta, theta) = n log G + int_0^beta E_u[E(z)] du.
 
-The mean energy is estimated by one Swendsen-Wang chain per ``theta`` that climbs the beta grid,
-warm-started at each beta from the state the previous one left
-(:func:`pymc_knn.kernels.path.energy_path`), and the integral is taken by the trapezoid rule with
+The mean energy is estimated by two Swendsen-Wang chains per ``theta``, one climbing the beta
+grid and one descending it, each warm-started at each beta from the state the previous one left
+(:func:`pymc_knn.kernels.path.energy_path`; in threads, ``energy_path_nogil``), and the integral is taken by the trapezoid rule with
 its Euler-Maclaurin end correction, ``h^2 / 12 (E'(a) - E'(b))`` per interval, where the slope of
 the curve is the variance of the energy, ``d E_beta[E] / d beta = Var_beta[E]``, estimated from
 the same chain. That is the integral of the cubic Hermite interpolant of the energy curve: its
@@ -19,14 +19,16 @@ reported as a bound (``quad_error``).
 from __future__ import annotations
 
 import hashlib
+import os
 import warnings
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 import xarray as xr
 
 from ._validation import check_class_weights, check_n_classes, check_positive
 from .graphs import KNNGraph, NeighbourGraph
-from .kernels.path import energy_path
+from .kernels.path import energy_path, energy_path_nogil
 
 __all__ = ["N_BATCHES", "log_normaliser", "quadrature_matrices"]
 
@@ -38,6 +40,15 @@ HYSTERESIS_Z = 4.0
 
 
 # ---------------------------------------------------------------------------- inputs
+
+
+def _check_n_jobs(n_jobs) -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if n_jobs is None or (isinstance(n_jobs, (int, np.integer)) and n_jobs == -1):
+        return max(1, cores or 1)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be None, -1 or an integer >= 1, got {n_jobs!r}")
+    return int(n_jobs)
 
 
 def graph_and_classes(graph_or_term, n_classes, class_weights):
@@ -206,6 +217,86 @@ def _warn_hysteresis(gap, mcse, thetas, betas, parameter) -> None:
     )
 
 
+def _path_of(graph, theta):
+    c = graph.coupling(theta)
+    if c.floor is not None:
+        raise ValueError(
+            "log_normaliser does not carry the ball kernel's floor weight of a kept d-nn table: "
+            "build the DistanceGraph with drop_tol=0 (the dense model)"
+        )
+    return c.src, c.dst, c.weight, c.uniform_weight
+
+
+def _chain(kernel, path, z, betas, down, a, burn, sweeps, rng, *stop):
+    """One chain's ``(mean, mean_se, var, var_se)`` in increasing beta, climbing or
+    descending the grid."""
+    grid = betas[::-1].copy() if down else betas
+    out = np.array(kernel(*path, z, grid, a, burn, sweeps, N_BATCHES, rng, *stop))
+    return out[:, ::-1] if down else out
+
+
+def _run_chains(graph, thetas, betas, G, a, burn, sweeps, rngs, n_jobs, tick):
+    """Both chains of every theta: ``(up, down)``, each ``(4, T, B)``. Chain ``2 i`` of theta
+    ``i`` climbs from uniform labels, chain ``2 i + 1`` descends from all labels in the class
+    of largest weight; with ``n_jobs > 1`` they run in threads, at most ``2 n_jobs`` couplings
+    alive at a time (built here: a graph's caches are not for threads)."""
+    n = graph.n_points
+    res = np.empty((2, 4, thetas.size, betas.size))
+    ordered = np.full(n, int(np.argmax(a)), dtype=np.int64)
+
+    def start(j):
+        return rngs[j].integers(0, G, n) if j % 2 == 0 else ordered.copy()
+
+    if n_jobs == 1:
+        for i, theta in enumerate(thetas.tolist()):
+            path = _path_of(graph, theta)
+            for j in (2 * i, 2 * i + 1):
+                res[j % 2, :, i] = _chain(
+                    energy_path, path, start(j), betas, j % 2, a, burn, sweeps, rngs[j]
+                )
+                tick()
+        return res[0], res[1]
+    stop = np.zeros(1, dtype=np.bool_)
+    pending: dict = {}
+
+    def collect(return_when):
+        done, _ = wait(pending, return_when=return_when)
+        for fut in done:
+            j = pending.pop(fut)
+            res[j % 2, :, j // 2] = fut.result()
+            tick()
+
+    with ThreadPoolExecutor(n_jobs) as pool:
+        try:
+            for i, theta in enumerate(thetas.tolist()):
+                while len(pending) >= 2 * n_jobs:
+                    collect(FIRST_COMPLETED)
+                path = _path_of(graph, theta)
+                for j in (2 * i, 2 * i + 1):
+                    fut = pool.submit(
+                        _chain,
+                        energy_path_nogil,
+                        path,
+                        start(j),
+                        betas,
+                        j % 2,
+                        a,
+                        burn,
+                        sweeps,
+                        rngs[j],
+                        stop,
+                    )
+                    pending[fut] = j
+            while pending:
+                collect(FIRST_COMPLETED)
+        except BaseException:
+            stop[0] = True  # the running chains return at their next beta
+            for fut in pending:
+                fut.cancel()
+            raise
+    return res[0], res[1]
+
+
 def log_normaliser(
     graph_or_term,
     betas,
@@ -216,6 +307,7 @@ def log_normaliser(
     sweeps: int = 400,
     burn: int = 100,
     random_seed=None,
+    n_jobs: int | None = None,
     progressbar: bool = True,
     cache: bool = True,
 ) -> xr.DataArray:
@@ -257,8 +349,12 @@ def log_normaliser(
         slowly (about 80 sweeps from a poor start on 2,000 points and 6 classes), hence the
         default.
     random_seed : int, numpy.random.Generator or None
-        Each ``theta`` gets its own stream spawned from it, so its curve does not depend on the
-        other values of the grid.
+        Each chain (two per ``theta``) gets its own stream spawned from it, so a curve depends
+        neither on the other values of the grid nor on ``n_jobs``.
+    n_jobs : int, optional
+        Threads running the chains (each its own task, the numba kernel without the GIL).
+        Default: the cores this process may use; ``-1`` likewise; ``1`` runs them in this
+        thread. Ctrl-C stops the chains at their next beta and re-raises.
     progressbar : bool, default=True
         A rich progress bar over the values of ``theta``.
     cache : bool, default=True
@@ -332,29 +428,18 @@ def log_normaliser(
     t = check_theta_grid(graph, thetas)
     sweeps = _check_count(sweeps, "sweeps", 2 * N_BATCHES)
     burn = _check_count(burn, "burn", 0)
+    jobs = _check_n_jobs(n_jobs)
     key = _cache_key(b, t, G, a, sweeps, burn, random_seed) if cache else None
     store = graph.__dict__.setdefault("_log_normaliser_cache", {})
     if key is not None and key in store:
         return store[key].copy()
     n = graph.n_points
-    rngs = np.random.default_rng(random_seed).spawn(t.size)
-    up, down = np.empty((4, t.size, b.size)), np.empty((4, t.size, b.size))
+    rngs = np.random.default_rng(random_seed).spawn(2 * t.size)
     with _progress(progressbar) as bar:
         task = bar.add_task(f"log Z: {t.size} x {b.size} grid", total=t.size)
-        for i, (theta, rng) in enumerate(zip(t.tolist(), rngs)):
-            c = graph.coupling(theta)
-            if c.floor is not None:
-                raise ValueError(
-                    "log_normaliser does not carry the ball kernel's floor weight of a kept "
-                    "d-nn table: build the DistanceGraph with drop_tol=0 (the dense model)"
-                )
-            path = (c.src, c.dst, c.weight, c.uniform_weight)
-            up[:, i] = energy_path(*path, rng.integers(0, G, n), b, a, burn, sweeps, N_BATCHES, rng)
-            ordered = np.full(n, int(np.argmax(a)), dtype=np.int64)
-            down[:, i] = np.array(
-                energy_path(*path, ordered, b[::-1].copy(), a, burn, sweeps, N_BATCHES, rng)
-            )[:, ::-1]
-            bar.update(task, advance=1)
+        up, down = _run_chains(
+            graph, t, b, G, a, burn, sweeps, rngs, jobs, lambda: bar.update(task, advance=0.5)
+        )
     mean, var = (up[0] + down[0]) / 2, (up[2] + down[2]) / 2
     mean_se, var_se = np.hypot(up[1], down[1]) / 2, np.hypot(up[3], down[3]) / 2
     log_z, quad = integrate(b, mean, var, n * np.log(G))

@@ -1099,6 +1099,12 @@ PATH_SAMPLING = [
         r"burn must be an integer >= 0",
     ),
     Case(
+        "log-z-n-jobs-zero",
+        lambda: pk.log_normaliser(pk.KNNGraph(X), [0, 1], n_classes=2, n_jobs=0),
+        ValueError,
+        r"n_jobs must be None, -1 or an integer >= 1, got 0",
+    ),
+    Case(
         "log-z-term-other-classes",
         lambda: pk.log_normaliser(pk.terms.PottsTerm(pk.KNNGraph(X), 2), [0, 1], n_classes=3),
         ValueError,

@@ -11,6 +11,7 @@ import functools
 import warnings
 
 import numpy as np
+import xarray as xr
 import pytest
 from scipy.special import logsumexp
 
@@ -184,6 +185,41 @@ def test_the_surface_is_cached_on_the_graph():
     assert len(g._log_normaliser_cache) == 1  # a Generator seed is not a key
 
 
+def test_threads_give_the_same_surface_as_one_thread():
+    """Each chain has its own stream: the result depends on the seed, not on ``n_jobs``."""
+    kw = dict(n_classes=2, sweeps=40, burn=5, random_seed=7, progressbar=False, cache=False)
+    one = pk.log_normaliser(graph("symmetrised"), BETAS, **kw, n_jobs=1)
+    for jobs in (2, 3):
+        many = pk.log_normaliser(graph("symmetrised"), BETAS, **kw, n_jobs=jobs)
+        np.testing.assert_array_equal(one.values, many.values)
+        np.testing.assert_array_equal(one.mcse.values, many.mcse.values)
+        np.testing.assert_array_equal(one.hysteresis.values, many.hysteresis.values)
+
+
+class _FailingGraph(pk.KNNGraph):
+    def coupling(self, k):
+        if k == 4:
+            raise RuntimeError("no coupling at k = 4")
+        return super().coupling(k)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_error_mid_grid_stops_the_threads_and_propagates(jobs):
+    g = _FailingGraph(X, k_max=5)
+    with pytest.raises(RuntimeError, match="no coupling at k = 4"):
+        pk.log_normaliser(
+            g,
+            BETAS,
+            n_classes=2,
+            sweeps=40,
+            burn=0,
+            random_seed=1,
+            progressbar=False,
+            n_jobs=jobs,
+        )
+    assert not getattr(g, "_log_normaliser_cache", {})  # nothing half-made is kept
+
+
 def test_a_grid_without_zero_gets_it():
     lz = pk.log_normaliser(
         graph("symmetrised"),
@@ -259,6 +295,20 @@ def test_evidence_of_each_neighbour_system_is_within_its_error(system):
     ev = pk.log_evidence(graph(system), Y, surface(system), replicates=100, random_seed=0)
     assert 0 < ev.mcse < 0.05
     assert abs(ev.log_evidence - exact_evidence(system)) <= 3 * ev.mcse + ev.quad_error + 1e-3
+
+
+def test_evidence_hysteresis_is_the_shift_of_a_constant_gap():
+    """``log Z`` moved by ``h`` everywhere moves ``log p(y)`` by ``-h`` exactly: an evidence
+    whose surface reports a hysteresis of ``h`` at every point spreads by ``h`` either way."""
+    lz = surface("symmetrised", sweeps=200)
+    assert pk.log_evidence(graph("symmetrised"), Y, lz, random_seed=0).hysteresis < 0.05
+    wide = lz.assign_coords(hysteresis=xr.full_like(lz.hysteresis, 0.7))
+    ev = pk.log_evidence(graph("symmetrised"), Y, wide, random_seed=0)
+    assert ev.hysteresis == pytest.approx(0.7, rel=1e-9)
+    table = pk.compare_evidence({"a": ev, "b": (ev.log_evidence - 1, 0.1)})
+    assert table.loc["a", "hysteresis"] == pytest.approx(0.7) and np.isnan(
+        table.loc["b", "hysteresis"]
+    )
 
 
 def test_compare_evidence_ranks_and_gives_probabilities():

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from .energy import energy
-from .swendsen_wang import swendsen_wang_sweeps
+from .swendsen_wang import sweeps_checked
 
 
 @njit(cache=True)
@@ -33,8 +33,66 @@ def energy_path(
     ``z`` is the chain's state, updated in place (the start at ``betas[0]``; the state at the
     end). Returns ``(mean, mean_se, var, var_se)``: averages over ``sweeps`` sweeps after
     ``burn`` at each beta, and their batch-means standard errors over ``n_batches`` batches
-    (the variance's from the trace of ``(E - mean)^2``).
+    (the variance's from the trace of ``(E - mean)^2``). Ctrl-C is checked every sweep.
     """
+    stop = np.zeros(1, dtype=np.bool_)
+    return _path(
+        src,
+        dst,
+        weight,
+        uniform_weight,
+        z,
+        betas,
+        class_weights,
+        burn,
+        sweeps,
+        n_batches,
+        rng,
+        stop,
+        True,
+    )
+
+
+@njit(cache=True, nogil=True)
+def energy_path_nogil(
+    src, dst, weight, uniform_weight, z, betas, class_weights, burn, sweeps, n_batches, rng, stop
+):
+    """:func:`energy_path` without the GIL, for chains run in threads: no Ctrl-C check (a
+    thread cannot run Python's signal handlers); it returns early, leaving the rest of its
+    output undefined, once another thread sets ``stop[0]``."""
+    return _path(
+        src,
+        dst,
+        weight,
+        uniform_weight,
+        z,
+        betas,
+        class_weights,
+        burn,
+        sweeps,
+        n_batches,
+        rng,
+        stop,
+        False,
+    )
+
+
+@njit(cache=True)
+def _path(
+    src,
+    dst,
+    weight,
+    uniform_weight,
+    z,
+    betas,
+    class_weights,
+    burn,
+    sweeps,
+    n_batches,
+    rng,
+    stop,
+    check,
+):
     B = betas.size
     mean = np.empty(B)
     mean_se = np.empty(B)
@@ -42,10 +100,12 @@ def energy_path(
     var_se = np.empty(B)
     trace = np.empty(sweeps)
     for b in range(B):
+        if stop[0]:
+            break
         beta = betas[b]
-        swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weights, burn, rng)
+        sweeps_checked(src, dst, weight, uniform_weight, z, beta, class_weights, burn, rng, check)
         for s in range(sweeps):
-            swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weights, 1, rng)
+            sweeps_checked(src, dst, weight, uniform_weight, z, beta, class_weights, 1, rng, check)
             trace[s] = energy(src, dst, weight, z, class_weights)
         m = trace.mean()
         mean[b] = m

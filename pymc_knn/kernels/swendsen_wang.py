@@ -102,6 +102,13 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
     non-negative. When every edge has the same weight (``uniform_weight > 0``: the kNN models),
     the gaps between candidate bonds are geometric and a sweep visits only the candidates.
     """
+    sweeps_checked(src, dst, weight, uniform_weight, z, beta, class_weights, n_sweeps, rng, True)
+
+
+@njit(cache=True)
+def sweeps_checked(src, dst, weight, uniform_weight, z, beta, class_weights, n_sweeps, rng, check):
+    """:func:`swendsen_wang_sweeps`, checking for Ctrl-C before each sweep only when ``check``
+    (False in ``nogil`` callers, whose threads cannot run Python's signal handlers)."""
     n = z.size
     G = class_weights.size
     E = src.size
@@ -113,7 +120,8 @@ def swendsen_wang_sweeps(src, dst, weight, uniform_weight, z, beta, class_weight
     bonds = np.empty(0 if equal_classes else E, dtype=np.int64)
     logw = np.zeros((0 if equal_classes else n, G))
     for _ in range(n_sweeps):
-        check_signals()
+        if check:
+            check_signals()
         for i in range(n):
             parent[i] = i
             size[i] = 1
