@@ -8,10 +8,10 @@ labelling has weight ``exp(0) = 1``, whatever the class weights),
 
 The mean energy is estimated by two Swendsen-Wang chains per ``theta``, one climbing the beta
 grid and one descending it, each warm-started at each beta from the state the previous one left
-(:func:`pymc_knn.kernels.path.energy_path`; in threads, ``energy_path_nogil``), and the integral is taken by the trapezoid rule with
-its Euler-Maclaurin end correction, ``h^2 / 12 (E'(a) - E'(b))`` per interval, where the slope of
-the curve is the variance of the energy, ``d E_beta[E] / d beta = Var_beta[E]``, estimated from
-the same chain. That is the integral of the cubic Hermite interpolant of the energy curve: its
+(:func:`pymc_knn.kernels.path.energy_path`; in threads, ``energy_path_nogil``), and the
+integral is taken by the trapezoid rule with its Euler-Maclaurin end correction,
+``h^2 / 12 (E'(a) - E'(b))`` per interval, where the slope of the curve is the variance of the
+energy, ``d E_beta[E] / d beta = Var_beta[E]``, estimated from the same chain. That is the integral of the cubic Hermite interpolant of the energy curve: its
 error is ``O(h^4)``, and the size of the correction, the trapezoid rule's own error estimate, is
 reported as a bound (``quad_error``).
 """
