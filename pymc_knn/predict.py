@@ -34,6 +34,7 @@ training labels fixed.
 from __future__ import annotations
 
 import math
+import uuid
 import numba
 import numpy as np
 import pymc as pm
@@ -496,9 +497,7 @@ def predict_proba(
     thetas, index = post.thetas()
     beta = post.beta.ravel()
 
-    def block(X):
-        p = _k.draw_probabilities(post.strengths(X, thetas), beta, index)
-        return p.reshape(C, D, X.shape[0], G)
+    state = (post, thetas, beta, index, (C, D, G))
 
     out_point = 8 * C * D * G  # one point's per-draw probabilities
     per_point = post.query_bytes() + 8 * thetas.size * G + out_point
@@ -509,9 +508,15 @@ def predict_proba(
         import dask
         import dask.array as da
 
+        # the fitted state (training points, neighbour tree, labels, draws) is one key of the
+        # graph that every chunk's task refers to: a distributed scheduler sends it to each
+        # worker once, not pickled into each chunk's task
+        shared = dask.delayed(state, name=f"{name}-state-{uuid.uuid4().hex}")
         blocks = [
             da.from_delayed(
-                dask.delayed(block)(X_new[s]), shape=(C, D, s.stop - s.start, G), dtype=np.float64
+                dask.delayed(_proba_block, pure=True)(shared, X_new[s]),
+                shape=(C, D, s.stop - s.start, G),
+                dtype=np.float64,
             )
             for s in _chunks(m, per_point, budget, fixed)
         ]
@@ -521,10 +526,17 @@ def predict_proba(
         for s in _progress_slices(
             _chunks(m, per_point, budget, fixed), m, progressbar, "predict_proba"
         ):
-            data[:, :, s] = block(X_new[s])
+            data[:, :, s] = _proba_block(state, X_new[s])
     out = xr.DataArray(data, coords=coords, dims=dims, name=name)
     out.attrs["method"] = "independent (Cucala et al. 2009, eq. 5)"
     return out
+
+
+def _proba_block(state, X):
+    """Per-draw probabilities ``(chain, draw, point, class)`` of the new points ``X``."""
+    post, thetas, beta, index, (C, D, G) = state
+    p = _k.draw_probabilities(post.strengths(X, thetas), beta, index)
+    return p.reshape(C, D, X.shape[0], G)
 
 
 def imputed_proba(idata, var_name=None, classes=None) -> xr.DataArray:

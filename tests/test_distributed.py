@@ -1,0 +1,50 @@
+"""Prediction beyond one machine: the lazy predictive's graph holds the fitted state once, a
+dask.distributed LocalCluster computes what the threaded scheduler does, and cross-validation
+runs through joblib's dask backend (docs/scaling.md, "Beyond one machine")."""
+
+import cloudpickle
+import numpy as np
+import pytest
+
+import pymc_knn as pk
+from test_predict import fake_posterior, knn_model
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y, *_ = pk.datasets.load_ripley("train")
+    X_new, *_ = pk.datasets.load_ripley("test")
+    X, y = X[::5], y[::5]
+    model = knn_model(X, y, 8)
+    idata = fake_posterior(np.random.default_rng(3), draws=50, K=8)
+    return model, idata, np.tile(X_new, (3, 1))  # 3000 new points
+
+
+def _state_keys(graph, state_type):
+    return [k for k, v in dict(graph).items() if _holds(v, state_type)]
+
+
+def _holds(value, state_type):
+    if isinstance(value, state_type):
+        return True
+    value = getattr(value, "value", value)  # a DataNode of the task spec
+    if isinstance(value, tuple):
+        return any(isinstance(v, state_type) for v in value)
+    return False
+
+
+def test_the_fitted_state_is_one_key_of_the_lazy_graph(problem):
+    model, idata, X_new = problem
+    eager = pk.predict_proba(idata, X_new, model=model, lazy=False)
+    lazy = pk.predict_proba(idata, X_new, model=model, lazy=True, working_memory=1)
+    assert lazy.data.numblocks[2] >= 4
+    keys = _state_keys(lazy.data.__dask_graph__(), pk.predict.Posterior)
+    assert len(keys) == 1, keys
+    # the chunks' tasks refer to it by key: each pickles to much less than the state
+    graph = dict(lazy.data.__dask_graph__())
+    state = len(cloudpickle.dumps(graph[keys[0]]))
+    tasks = [len(cloudpickle.dumps(v)) for k, v in graph.items() if k != keys[0]]
+    assert max(tasks) < state / 2, (max(tasks), state)
+    np.testing.assert_array_equal(lazy.values, eager.values)
