@@ -727,6 +727,7 @@ def predictive_summary(
     classes=None,
     working_memory=None,
     progressbar=True,
+    lazy=False,
 ) -> xr.Dataset:
     """Posterior predictive summary of new points, streamed over draws and chunks of points.
 
@@ -745,6 +746,11 @@ def predictive_summary(
     progressbar : bool, default=True
         Show a progress bar over the points when there are at least ``PROGRESS_POINTS``
         (10,000) of them (in a terminal or notebook only; transient).
+    lazy : bool, default=False
+        Return dask-backed variables computed on demand, one task per chunk of points (each
+        within ``working_memory``), the fitted state one key of the graph that every task
+        refers to (a dask.distributed Client sends it to each worker once; see "Beyond one
+        machine" in the Scaling page).
 
     Returns
     -------
@@ -799,13 +805,59 @@ def predictive_summary(
     post = Posterior(idata, model, var_name)
     X_new = _checked_new(post, X_new)
     thetas, t_index, beta, counts = _distinct_draws(post)
-    mean, lower, upper = summarize_mixture(
-        lambda X: post.strengths(X, thetas),
-        X_new,
+    state = (post, thetas, t_index, beta, counts.astype(np.float64), ci_prob, budget)
+    classes = _class_coord(post.term.n_classes, classes)
+    if not lazy:
+        mean, lower, upper = _summary_block(state, X_new, progressbar)
+        return _summary_dataset(mean, lower, upper, classes, ci_prob)
+    import dask
+    import dask.array as da
+
+    G = post.term.n_classes
+    m = X_new.shape[0]
+    # one task a chunk of the size summarize_mixture streams; the state one key (see predict_proba)
+    shared = dask.delayed(state, name=f"{post.name}_summary-state-{uuid.uuid4().hex}")
+    per_point = post.query_bytes() + 8 * G * (thetas.size + 3)
+    blocks = [
+        da.from_delayed(
+            dask.delayed(_summary_stack, pure=True)(shared, X_new[s]),
+            shape=(3, s.stop - s.start, G),
+            dtype=np.float64,
+        )
+        for s in _chunks(m, per_point, budget, post.fixed_bytes(thetas.size))
+    ]
+    stack = da.concatenate(blocks, axis=1)
+    mean, lower, upper = stack[0], stack[1], stack[2]
+    bayes = da.argmax(mean, axis=1).map_blocks(
+        lambda b: np.asarray(classes)[b], dtype=np.asarray(classes).dtype
+    )
+    uncertain = stack.map_blocks(
+        lambda a: uncertainty_zones(a[1], a[2], a[0]), drop_axis=[0, 2], dtype=bool
+    )
+    dims = ("point", "class")
+    return xr.Dataset(
+        {
+            "proba": (dims, mean),
+            "lower": (dims, lower),
+            "upper": (dims, upper),
+            "bayes_class": ("point", bayes),
+            "uncertain": ("point", uncertain),
+        },
+        coords={"point": np.arange(m), "class": classes},
+        attrs=_summary_dataset(*(np.zeros((0, G)),) * 3, classes, ci_prob).attrs,
+    )
+
+
+def _summary_block(state, X, progressbar=False):
+    """Mean, lower and upper ``(point, class)`` of the new points ``X``."""
+    post, thetas, t_index, beta, weights, ci_prob, budget = state
+    return summarize_mixture(
+        lambda Z: post.strengths(Z, thetas),
+        X,
         thetas.size,
         t_index,
         beta,
-        counts.astype(np.float64),
+        weights,
         post.term.n_classes,
         post.term.is_knn,
         post.query_bytes(),
@@ -814,8 +866,10 @@ def predictive_summary(
         post.fixed_bytes(thetas.size),
         progressbar=progressbar,
     )
-    classes = _class_coord(post.term.n_classes, classes)
-    return _summary_dataset(mean, lower, upper, classes, ci_prob)
+
+
+def _summary_stack(state, X):
+    return np.stack(_summary_block(state, X))
 
 
 def summarize_mixture(

@@ -5,6 +5,7 @@ runs through joblib's dask backend (docs/scaling.md, "Beyond one machine")."""
 import cloudpickle
 import numpy as np
 import pytest
+import xarray as xr
 
 import pymc_knn as pk
 from test_predict import fake_posterior, knn_model
@@ -48,3 +49,13 @@ def test_the_fitted_state_is_one_key_of_the_lazy_graph(problem):
     tasks = [len(cloudpickle.dumps(v)) for k, v in graph.items() if k != keys[0]]
     assert max(tasks) < state / 2, (max(tasks), state)
     np.testing.assert_array_equal(lazy.values, eager.values)
+
+
+def test_lazy_summary_equals_eager(problem):
+    model, idata, X_new = problem
+    eager = pk.predictive_summary(idata, X_new, model=model, progressbar=False)
+    lazy = pk.predictive_summary(idata, X_new, model=model, lazy=True, working_memory=0.2)
+    assert lazy["proba"].data.numblocks[0] >= 2
+    keys = _state_keys(lazy["proba"].data.__dask_graph__(), pk.predict.Posterior)
+    assert len(keys) == 1, keys
+    xr.testing.assert_identical(lazy.compute(), eager)
