@@ -59,3 +59,41 @@ def test_lazy_summary_equals_eager(problem):
     keys = _state_keys(lazy["proba"].data.__dask_graph__(), pk.predict.Posterior)
     assert len(keys) == 1, keys
     xr.testing.assert_identical(lazy.compute(), eager)
+
+
+@pytest.fixture(scope="module")
+def client():
+    # in-process workers: quick to start; the graph still goes through the scheduler
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def test_a_local_cluster_computes_what_threads_do(problem, client):
+    model, idata, X_new = problem
+    eager = pk.predict_proba(idata, X_new, model=model, lazy=False)
+    lazy = pk.predict_proba(idata, X_new, model=model, lazy=True, working_memory=1)
+    np.testing.assert_array_equal(client.compute(lazy.data).result(), eager.values)
+    mean = lazy.mean(("chain", "draw")).compute()  # the default scheduler is now the Client
+    np.testing.assert_allclose(mean.values, eager.mean(("chain", "draw")).values)
+    summary = pk.predictive_summary(idata, X_new, model=model, lazy=True, working_memory=0.2)
+    expected = pk.predictive_summary(idata, X_new, model=model, progressbar=False)
+    xr.testing.assert_identical(summary.compute(), expected)
+    assert client.run(lambda: True)  # both workers alive
+
+
+def test_cross_validation_through_joblibs_dask_backend(client):
+    from joblib import parallel_config
+    from sklearn.model_selection import cross_val_score
+
+    X, y, *_ = pk.datasets.load_ripley("train")
+    clf = pk.BayesianKNNClassifier(method="pseudo", draws=50, tune=50, chains=1, random_seed=0)
+    with parallel_config(backend="dask"):
+        scores = cross_val_score(clf, X[::2], y[::2], cv=3)
+    serial = cross_val_score(clf, X[::2], y[::2], cv=3)
+    np.testing.assert_array_equal(scores, serial)
+    assert np.all(scores > 0.7)
