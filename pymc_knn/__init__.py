@@ -28,6 +28,7 @@ from .normalising import log_normaliser
 from .phase import beta_max, mean_energy_curve
 from .predict import (
     add_predictions,
+    compute_predictions,
     imputed_proba,
     predict_proba,
     predictive_summary,
@@ -80,6 +81,7 @@ __all__ = [
     "max_k",
     "mean_energy_curve",
     "path_sampling_posterior",
+    "compute_predictions",
     "predict_proba",
     "predictive_summary",
     "samplers",

@@ -1192,3 +1192,69 @@ def _draw_labels(proba: xr.DataArray, rng, budget) -> xr.DataArray:
     return xr.DataArray(
         labels, dims=(*SAMPLE_DIMS, "point"), coords={d: proba[d] for d in (*SAMPLE_DIMS, "point")}
     )
+
+
+# what a dask.distributed Client raises when its scheduler or workers go away mid-computation
+_CLIENT_LOST = {"FutureCancelledError", "CancelledError", "CommClosedError", "StreamClosedError"}
+
+
+def _client_lost(exc: BaseException) -> bool:
+    return any(t.__name__ in _CLIENT_LOST for t in type(exc).__mro__)
+
+
+def compute_predictions(obj, path=None):
+    """Compute a lazy prediction or summary, on a dask.distributed Client if one is active.
+
+    Parameters
+    ----------
+    obj : xarray.DataArray or xarray.Dataset
+        What ``predict_proba(..., lazy=True)``, ``predictive_summary(..., lazy=True)`` or
+        ``add_predictions(..., lazy=True)`` give, or anything derived from them.
+    path : str or path-like, optional
+        Write to this netCDF file instead of returning the values: chunk by chunk to a
+        temporary file beside it, renamed to ``path`` only once complete, so that ``path``
+        holds either the whole result or nothing (an earlier file there is replaced only then).
+
+    Returns
+    -------
+    The computed object, or ``path`` when given.
+
+    Raises
+    ------
+    RuntimeError
+        The dask Client (its scheduler or workers) went away during the computation: nothing
+        was written. The original error is chained.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> import pymc_knn as pk
+    >>> lazy = xr.DataArray(np.arange(4.0), dims="point").chunk(2)
+    >>> pk.compute_predictions(lazy.mean()).values
+    array(1.5)
+    """
+    import os
+    from pathlib import Path
+
+    try:
+        if path is None:
+            return obj.compute()
+        path = Path(path)
+        part = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+        try:
+            obj.to_netcdf(part)
+            os.replace(part, path)
+        finally:
+            part.unlink(missing_ok=True)
+        return path
+    except Exception as exc:
+        if not _client_lost(exc):
+            raise
+        raise RuntimeError(
+            f"the dask Client was lost mid-computation ({type(exc).__name__}: its scheduler or "
+            "workers went away); nothing was written"
+            + ("" if path is None else f" to {path}")
+            + ". Reconnect (distributed.Client(address)) and compute again, or compute without "
+            "a Client (close it: the threaded scheduler is used)"
+        ) from exc

@@ -3,6 +3,9 @@ dask.distributed LocalCluster computes what the threaded scheduler does, and cro
 runs through joblib's dask backend (docs/scaling.md, "Beyond one machine")."""
 
 import cloudpickle
+import threading
+import time
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -101,3 +104,36 @@ def test_cross_validation_through_joblibs_dask_backend(client):
         "fit_and_score" in str(k) or "batch_of" in str(k)
         for k in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
     )
+
+
+def test_losing_the_client_mid_computation_is_a_clear_error(problem, tmp_path, monkeypatch):
+    model, idata, X_new = problem
+    original = pk.predict._proba_block
+
+    def slow(state, X):
+        time.sleep(0.1)
+        return original(state, X)
+
+    monkeypatch.setattr(pk.predict, "_proba_block", slow)
+    lazy = pk.predict_proba(idata, X_new, model=model, lazy=True, working_memory=0.1)
+    assert lazy.data.numblocks[2] >= 30  # about 3 s of work on two workers
+    target = tmp_path / "proba.nc"
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        threading.Timer(0.5, cluster.close).start()
+        with pytest.raises(RuntimeError, match="dask Client was lost mid-computation") as info:
+            pk.compute_predictions(lazy.mean(("chain", "draw")), path=target)
+    assert "nothing was written" in str(info.value) and "Reconnect" in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # no result, no partial file
+
+
+def test_compute_predictions_writes_the_whole_file(problem, tmp_path):
+    model, idata, X_new = problem
+    summary = pk.predictive_summary(idata, X_new, model=model, lazy=True, working_memory=0.2)
+    path = pk.compute_predictions(summary, path=tmp_path / "summary.nc")
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.nc"]
+    xr.testing.assert_allclose(xr.load_dataset(path), summary.compute())
