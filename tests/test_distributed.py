@@ -69,7 +69,7 @@ def client():
     # in-process workers: quick to start; the graph still goes through the scheduler
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -120,7 +120,7 @@ def test_losing_the_client_mid_computation_is_a_clear_error(problem, tmp_path, m
     target = tmp_path / "proba.nc"
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster),
     ):
