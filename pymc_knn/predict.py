@@ -408,6 +408,9 @@ def predict_proba(
     lazy : bool, optional
         Return a dask-backed array computed on demand in chunks of points. Default: lazy when
         the array (``8 * chains * draws * m * classes`` bytes) would exceed ``working_memory``.
+        The fitted state is one key of the graph, shared by the chunks' tasks (a
+        dask.distributed Client sends it to each worker once); :func:`compute_predictions`
+        computes it with a clear error if the Client is lost.
     working_memory : float, optional
         MiB the working arrays may take: chunks of new points count the neighbour query (kNN:
         ``O(k_max)`` per new point; d-nn: ``n`` distances), the strengths and the chunk's
