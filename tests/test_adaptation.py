@@ -160,6 +160,15 @@ def test_window_tau_sees_a_slowly_mixing_tail(rng):
     assert Adaptation._window_tau(x[:, None]) == tail
 
 
+def test_a_window_says_which_graph_coordinates_never_moved(rng):
+    a = adaptation(n_free=1, graph=(True, False))
+    block = np.column_stack(
+        [rng.normal(size=FIRST_WINDOW), np.full(FIRST_WINDOW, 3.0), rng.normal(size=FIRST_WINDOW)]
+    )
+    assert observe(a, rows(block, rng), acc=0.3)
+    assert a.graph_stuck.tolist() == [True, False]
+
+
 def test_a_window_without_a_move_asks_for_more_iterations(rng):
     a = adaptation(graph=())
     a.iterations = 8

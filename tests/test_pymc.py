@@ -8,6 +8,8 @@ value, plus 0.01 for the beta grid's quadrature.
 
 import arviz as az
 import numpy as np
+from scipy.special import logsumexp
+from scipy.optimize import brentq
 import pymc as pm
 import pytest
 
@@ -245,6 +247,45 @@ def test_chains_start_near_the_maximum_pseudo_likelihood_estimate_unless_given_i
     assert len(np.unique(starts[:, 0])) == 4  # each chain its own start
     given = step.layout.to_x({"beta_interval__": np.array(0.3), "k": np.array(40)})
     np.testing.assert_array_equal(step._start(given), given)  # initvals are kept
+
+
+def _exact_mode(coupling, y, G, lo=0.01, hi=6.0):
+    """The mode of beta given the graph under a flat prior, by enumeration: E(y) = E_beta[E]."""
+    energies = pk.testing.state_energies(coupling, G)
+
+    def gap(b):
+        w = np.exp(b * energies - logsumexp(b * energies))
+        return coupling.energy(y) - float(w @ energies)
+
+    return brentq(gap, lo, hi)
+
+
+def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
+    """When k did not move in a window, the slope of the k move's beta shift comes from the
+    modes of beta given k - 1, k, k + 1 (Newton steps on Swendsen-Wang chains), here against
+    the modes by enumeration on 10 points; the slope is on beta's free (interval) scale."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(10, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=10) > 0).astype(np.int64)
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 4)
+        k = pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        step = pk.Exchange()
+    step.set_rng(np.random.default_rng(0))
+    modes = [_exact_mode(step.term.graph.coupling(j), y, 2) for j in (1, 2, 3)]
+    assert step._beta_mode(2, 1.0, burn=20, sweeps=20000) == pytest.approx(modes[1], abs=0.05)
+    chain = step.chain
+    x = step.layout.to_x({"beta_interval__": np.array(0.0), "k": np.array(2)})  # beta = 2
+    chain.adaptation.graph_stuck[:] = False
+    step._seed_ridge(chain, x, 2.0, 2)
+    assert chain.adaptation.slope[0, 0] == 0.0  # k moved: the regression's slope is kept
+    chain.adaptation.graph_stuck[:] = True
+    step._beta_mode = lambda j, b, burn: modes[j - 1]  # the Newton steps are checked above
+    step._seed_ridge(chain, x, 2.0, 2)
+    d_free = 4 / (2.0 * (4 - 2.0))  # d logit(beta / 4) / d beta at beta = 2
+    expected = np.polyfit([1, 2, 3], modes, 1)[0] * d_free
+    assert chain.adaptation.slope[0, 0] == pytest.approx(expected, rel=1e-4)
 
 
 def test_the_graph_stops_at_the_prior_of_k():

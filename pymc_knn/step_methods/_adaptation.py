@@ -153,6 +153,7 @@ class Adaptation:
     log_step: np.ndarray = field(init=False)
     shape: np.ndarray = field(init=False)
     slope: np.ndarray = field(init=False)
+    graph_stuck: np.ndarray = field(init=False)
     tau: float = math.nan
     window_length: int = FIRST_WINDOW
     window_mean: np.ndarray | None = None
@@ -175,6 +176,7 @@ class Adaptation:
         )
         self.shape = np.eye(self.n_free)
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
+        self.graph_stuck = np.zeros(self.graph_discrete.size, dtype=bool)
 
     def start_scale(self, scale: float | None) -> None:
         """Start the beta move's step at ``scale`` (kept as it is for None)."""
@@ -300,6 +302,7 @@ class Adaptation:
         rows = np.concatenate([b for b, _ in self._window])
         accepted = sum(a for _, a in self._window)
         self.window_mean = rows[:, :2].mean(axis=0)
+        self.graph_stuck = np.ptp(rows[:, 2 + self.n_free :], axis=0) == 0
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
