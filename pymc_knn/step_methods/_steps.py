@@ -536,15 +536,20 @@ class PottsStep(BlockedStep):
             return None
         _, beta, theta = self.tractable.evaluate(x)
         info = self.term.pseudo_likelihood_information(self.y, beta, theta)
+        slope = self._d_beta(x)
+        if not (info > 0 and np.isfinite(slope) and slope != 0):
+            return None
+        return min(START_SDS / (math.sqrt(info) * abs(slope)), PROPOSAL_SD)
+
+    def _d_beta(self, x) -> float:
+        """``d beta / d x_i`` at ``x``, ``i`` the block's first continuous coordinate (beta's
+        free coordinate), by a central difference."""
         i = int(self._free[0])
         h = 1e-6 * max(1.0, abs(x[i]))
         up, down = x.copy(), x.copy()
         up[i] += h
         down[i] -= h
-        slope = (self.tractable.evaluate(up)[1] - self.tractable.evaluate(down)[1]) / (2 * h)
-        if not (info > 0 and np.isfinite(slope) and slope != 0):
-            return None
-        return min(START_SDS / (math.sqrt(info) * abs(slope)), PROPOSAL_SD)
+        return (self.tractable.evaluate(up)[1] - self.tractable.evaluate(down)[1]) / (2 * h)
 
     # -- tuning ---------------------------------------------------------------------------
 
@@ -630,12 +635,7 @@ class PottsStep(BlockedStep):
             return
         modes = [self._beta_mode(j, beta, chain.aux.sweeps) for j in ks]
         slope = np.polyfit(ks, modes, 1)[0]
-        i = int(self._free[0])
-        h = 1e-6 * max(1.0, abs(x[i]))
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        d_beta = (self.tractable.evaluate(up)[1] - self.tractable.evaluate(down)[1]) / (2 * h)
+        d_beta = self._d_beta(x)
         if np.isfinite(slope) and np.isfinite(d_beta) and d_beta > 0:
             a.slope[0, 0] = slope / d_beta
 
