@@ -4,8 +4,15 @@ import math
 
 import numpy as np
 import pytest
+from scipy import integrate
 
-from pymc_knn.kernels.mcmc import BETA_MOVE, GRAPH_MOVE, bridge_fields
+from pymc_knn.kernels.mcmc import (
+    BETA_MOVE,
+    GRAPH_MOVE,
+    _normal_mass,
+    bridge_fields,
+    jump_log_density,
+)
 from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
 from pymc_knn.step_methods._adaptation import FIRST_WINDOW, TARGET_NOISE, Adaptation
 
@@ -207,3 +214,57 @@ def test_a_quiet_ratio_needs_no_bridge_and_a_fixed_one_stays(rng):
     args = np.array([0]), np.array([1]), np.array([1]), np.array([9])
     assert quiet.bridge_unit == 0 and bridge_fields(quiet.proposal(*args), 20.0) == 0
     assert [bridge_fields(fixed.proposal(*args), d) for d in (1.0, 3.0)] == [5, 5]
+
+
+QUAD_PIECES = [(-np.inf, -3.0), (-3.0, -1.0), (-1.0, 0.5), (0.5, 1.5), (1.5, np.inf)]
+
+
+def test_a_window_fits_a_jump_density_with_the_posteriors_modes(rng):
+    """sigma's draws from two modes give a density with both, and nothing between them; a
+    k that never moved gets a density that still reaches its neighbours."""
+    a = adaptation(n_free=1, graph=(False, True))
+    assert a.jump.shape[1] == 0  # no fit yet: the wide move stands in
+    n = FIRST_WINDOW
+    sigma = np.where(rng.random(n) < 0.3, rng.normal(-2.0, 0.05, n), rng.normal(1.0, 0.1, n))
+    block = np.column_stack([rng.normal(size=n), sigma, np.full(n, 3.0)])
+    assert observe(a, rows(block, rng), acc=0.3)
+    h = lambda j, v: math.exp(jump_log_density(a.jump[j], v, a.graph_discrete[j]))  # noqa: E731
+    f = lambda v: h(0, v)  # noqa: E731
+    total = sum(integrate.quad(f, lo, hi, limit=200)[0] for lo, hi in QUAD_PIECES)
+    assert total == pytest.approx(1.0, abs=1e-6)
+    assert h(0, -2.0) > 1.0 and h(0, 1.0) > 1.0 and h(0, -0.5) < 0.05
+    assert 1e-4 < h(0, 5.0) < 0.01  # the broad component
+    mass = {k: h(1, k) for k in range(-10, 17)}
+    assert sum(mass.values()) == pytest.approx(1.0, abs=1e-9)
+    assert mass[3] > 0.5 and 0.1 < mass[2] < 0.25 and mass[2] == pytest.approx(mass[4])
+
+
+@pytest.mark.parametrize("a", [-40.0, -9.0, -0.3, 0.2, 8.0, 30.0])
+def test_the_normal_mass_of_a_unit_cell_is_accurate_in_both_tails(a):
+    from scipy import stats
+
+    b = a + 1.0
+    if a > 0:  # the upper tail's mass from log survival functions, without cancellation
+        log_a, log_b = stats.norm.logsf(a), stats.norm.logsf(b)
+        exact = math.exp(log_a) * -math.expm1(log_b - log_a)
+    else:
+        log_a, log_b = stats.norm.logcdf(a), stats.norm.logcdf(b)
+        exact = math.exp(log_b) * -math.expm1(log_a - log_b)
+    assert _normal_mass(a, b) == pytest.approx(exact, rel=1e-9, abs=1e-300)
+
+
+def test_later_windows_pool_their_draws_for_the_jump_density(rng):
+    """The first window (the chain may still be on its way) is fitted on alone, then dropped;
+    later windows pool: a mode visited in the second window only stays in the density."""
+    a = adaptation(n_free=1, graph=(False,))
+    n = FIRST_WINDOW
+    far = np.column_stack([rng.normal(size=n), rng.normal(9.0, 0.1, n)])
+    assert observe(a, rows(far, rng), acc=0.3)
+    h = lambda v: math.exp(jump_log_density(a.jump[0], v, False))  # noqa: E731
+    assert h(9.0) > 1.0
+    second = np.column_stack([rng.normal(size=2 * n), rng.normal(0.0, 0.1, 2 * n)])
+    second[: n // 2, 1] += 3.0
+    assert observe(a, rows(second, rng), acc=0.3)
+    third = np.column_stack([rng.normal(size=4 * n), rng.normal(0.0, 0.1, 4 * n)])
+    assert observe(a, rows(third, rng), acc=0.3)
+    assert h(9.0) < 0.01 < 0.1 < h(3.0) and h(0.0) > 1.0

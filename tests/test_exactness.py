@@ -337,6 +337,78 @@ def test_the_oracle_check_rejects_a_broken_move():
         check_against_oracle(idata, oracle(model, y, 3.0))
 
 
+class JumpExchange(pk.Exchange):
+    """Exchange whose graph moves are all jumps from a fixed mixture ``jump`` (rows: weight,
+    mean, sd on the value scale), with a fixed ridge ``slope``. With ``chasing`` the mixture is
+    re-centred on the chain's current value before each draw: the density then depends on the
+    state while the Hastings term assumes it does not, so the move is no longer reversible."""
+
+    def __init__(self, *args, jump, slope=0.0, chasing=False, **kwargs):
+        self.jump, self.slope, self.chasing = np.asarray(jump, float), slope, chasing
+        super().__init__(*args, **kwargs)
+
+    def _new_chain(self):
+        chain = super()._new_chain()
+        a = chain.adaptation
+        a.jump, a.p_jump = self.jump[None].copy(), 1.0
+        a.slope[:] = self.slope
+        return chain
+
+    def step(self, point):
+        if self.chasing:
+            value = self.layout.to_x(point)[self._graph[0]]
+            self.chain.adaptation.jump[0, :, 1] = self.jump[:, 1] + value
+        return super().step(point)
+
+
+# a skewed two-component mixture: most proposals near k = 2, a few spread wide
+KNN_JUMP = [[0.8, 2.0, 0.6], [0.2, 3.0, 2.5]]
+
+
+def test_jump_moves_are_exact_for_k():
+    """k drawn afresh from a skewed mixture (rounded, cut to 1..5), beta along a ridge."""
+    X, y = small_problem(8, n=10, G=2)
+    model = knn_model(X, y, 5)
+    with model:
+        step = JumpExchange(
+            sampler="enumerate", jump=KNN_JUMP, slope=0.2, tune=False, iterations_per_draw=3
+        )
+    idata = run(model, step, tune=0, draws=8000)
+    check_against_oracle(idata, oracle(model, y, 3.0))
+
+
+def test_jump_moves_are_exact_for_sigma():
+    """sigma (value scale: the log-odds of its uniform prior's interval) drawn afresh from a
+    mixture, d-nn ball kernel with three classes."""
+    X, y = small_problem(6, n=7, G=3)
+    model = dnn_model(X, y, "ball")
+    with model:
+        step = JumpExchange(
+            sampler="enumerate",
+            jump=[[0.7, -0.5, 0.8], [0.3, 1.0, 1.5]],
+            slope=0.3,
+            tune=False,
+            iterations_per_draw=3,
+        )
+    idata = run(model, step, tune=0, draws=8000)
+    check_against_oracle(idata, oracle(model, y, 3.0))
+
+
+def test_the_oracle_check_rejects_a_jump_that_depends_on_the_state():
+    """Negative control: the same k jumps, their mixture re-centred on the current k before each
+    draw (measured: P(k = 1) ... against the exact ...) must fail the check."""
+    X, y = small_problem(8, n=10, G=2)
+    model = knn_model(X, y, 5)
+    jump = np.array(KNN_JUMP) - [0.0, 1.0, 0.0]  # centred on the current k
+    with model:
+        step = JumpExchange(
+            sampler="enumerate", jump=jump, chasing=True, tune=False, iterations_per_draw=1
+        )
+    idata = run(model, step, tune=0, draws=20000)
+    with pytest.raises(AssertionError):
+        check_against_oracle(idata, oracle(model, y, 3.0))
+
+
 class SizedBridgeExchange(pk.Exchange):
     """Exchange whose k moves are bridged with a number of fields that grows with their size
     (``round(2.5 |d|) - 1``: 1 field for d = 1, 4 for d = 2), untuned."""

@@ -6,7 +6,8 @@ What is tuned, per chain:
 * the radius of the ``k`` move (or the sd of the ``sigma`` move), by Robbins-Monro on the
   acceptance of graph moves alone;
 * in windows of doubling length (counted in iterations), the ridge beta follows when the graph
-  moves (the regression of beta's coordinates on ``k`` or ``sigma``) and, when several
+  moves (the regression of beta's coordinates on ``k`` or ``sigma``), the density the jump move
+  draws ``k`` or ``sigma`` from (a kernel density estimate of the window's draws) and, when several
   coordinates move with beta, the shape of the beta move (the Cholesky factor of their
   covariance given the graph coordinates, scaled to unit determinant: adaptive Metropolis,
   Haario et al. 2001);
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, WIDE_MOVE, Proposal
+from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, JUMP_MOVE, WIDE_MOVE, Proposal
 
 TARGET_ACCEPT = 0.3
 """Default acceptance rate aimed at by each move type (docs/inference.md)."""
@@ -42,9 +43,19 @@ TAIL_PROBS = (0.05, 0.95)
 """Quantiles whose indicators the iterations per draw must also mix (ArviZ's ``ess_tail``)."""
 WIDE_FACTOR = 4.0
 """The wide move's step, in steps of the graph move."""
-P_WIDE = 0.25
-"""Probability that a graph move is a wide one (measured on wine, whose k posterior has a second
-mode at k = 8 behind a valley at 6-7: see docs/inference.md)."""
+P_JUMP = 0.5
+"""Probability that a graph move is a jump (a wide one before the first window closes). Measured
+on the ball kernel's multimodal sigma (wine): the integrated time of sigma per iteration 92 with
+a quarter of the graph moves jumps, 74 with half, 46 with three quarters; on k (wine, glass,
+crabs) half gives 10-25% shorter times than a quarter. See docs/inference.md."""
+JUMP_CENTRES = 24
+"""Components of the jump density at the quantiles of the window's draws of ``k`` or ``sigma``."""
+JUMP_DEFENSIVE = 0.1
+"""Weight of the jump density's broad component (a normal around the draws' median, as wide as
+half their range or twice their sd), so that the density is not thinner than the posterior in
+its tails: a mode or a plateau the tuning draws barely visited is still proposed now and then.
+(Not heavier-tailed: a d-nn table is widened to cover the sigma the tuning draws visited, and a
+proposal far beyond costs a coupling of the kept model there.)"""
 MIN_ACCEPTED = 10
 """Accepted moves a window needs before its covariance is used."""
 MAX_LOG_SCALE = 10.0
@@ -143,6 +154,7 @@ class Adaptation:
     adapt_iterations: bool = True
     max_iterations: int = 1000
     target_accept: float = TARGET_ACCEPT
+    p_jump: float = P_JUMP
     bridge: int = 0
     adapt_bridge: bool = False
     bridge_unit: float = 0.0
@@ -154,6 +166,7 @@ class Adaptation:
     shape: np.ndarray = field(init=False)
     slope: np.ndarray = field(init=False)
     graph_stuck: np.ndarray = field(init=False)
+    jump: np.ndarray = field(init=False)
     tau: float = math.nan
     window_length: int = FIRST_WINDOW
     window_mean: np.ndarray | None = None
@@ -164,6 +177,7 @@ class Adaptation:
     _last_rows: np.ndarray | None = None
     _noise: list = field(default_factory=list)
     _noise_scale: float | None = None
+    _jump_draws: list = field(default_factory=list)
 
     def __post_init__(self):
         self.graph_discrete = np.asarray(self.graph_discrete, dtype=bool)
@@ -177,6 +191,7 @@ class Adaptation:
         self.shape = np.eye(self.n_free)
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
         self.graph_stuck = np.zeros(self.graph_discrete.size, dtype=bool)
+        self.jump = np.zeros((self.graph_discrete.size, 0, 3))
 
     def start_scale(self, scale: float | None) -> None:
         """Start the beta move's step at ``scale`` (kept as it is for None)."""
@@ -225,7 +240,8 @@ class Adaptation:
             wide,
             self.slope,
             self.p_graph,
-            P_WIDE,
+            self.p_jump,
+            self.jump,
             self.bridge,
             self.bridge_unit if self.adapt_bridge else 0.0,
             self.max_bridge,
@@ -254,7 +270,7 @@ class Adaptation:
                     self.log_step = np.clip(self.log_step + step, low, self._max_log_step)
         if self.adapt_bridge:
             self._tune_bridge(noise[np.isfinite(noise)])
-            graph_moves = int(np.count_nonzero((move == GRAPH_MOVE) | (move == WIDE_MOVE)))
+            graph_moves = int(np.count_nonzero(np.isin(move, (GRAPH_MOVE, WIDE_MOVE, JUMP_MOVE))))
             if graph_moves:
                 self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves - self.fields_per_move)
         moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
@@ -306,6 +322,7 @@ class Adaptation:
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
+        self._fit_jumps(block[:, self.n_free :])
         self.tau = self._window_tau(block)
         if self.adapt_iterations:
             # a window in which the chain never moved is slower than it can measure: more
@@ -336,6 +353,32 @@ class Adaptation:
             except np.linalg.LinAlgError:
                 return
             self.shape = chol / np.exp(np.log(np.diag(chol)).mean())
+
+    def _fit_jumps(self, graph) -> None:
+        """The jump move's density, from the tuning draws of the graph coordinates (every
+        closed window's but the first's, where the chain may still be on its way). For each,
+        ``JUMP_CENTRES`` normal components of equal weight at the draws' quantiles, each as wide
+        as the nearer of its neighbours (so a narrow mode keeps narrow components and a valley
+        between modes stays empty; at least half a unit for ``k``, which must reach the
+        neighbouring integers, and a tenth of the local step for ``sigma``), and a broad one of
+        weight ``JUMP_DEFENSIVE``."""
+        if self.window_length > FIRST_WINDOW:  # the first window is fitted on, not kept
+            self._jump_draws.append(graph)
+            graph = np.concatenate(self._jump_draws)
+        m = JUMP_CENTRES
+        probs = (np.arange(m) + 0.5) / m
+        jump = np.empty((graph.shape[1], m + 1, 3))
+        for j, v in enumerate(graph.T):
+            centres = np.quantile(v, probs)
+            gaps = np.diff(centres)
+            nearer = np.minimum(np.r_[gaps[0], gaps], np.r_[gaps, gaps[-1]])
+            floor = 0.5 if self.graph_discrete[j] else 0.1 * float(self.steps[j])
+            widths = np.maximum(nearer, floor)
+            weights = np.full(m, (1 - JUMP_DEFENSIVE) / m)
+            jump[j, :m] = np.column_stack([weights, centres, widths])
+            broad = max(2.0 * float(v.std()), 0.5 * float(np.ptp(v)), floor)
+            jump[j, m] = JUMP_DEFENSIVE, float(np.median(v)), broad
+        self.jump = jump
 
     def theta_range(self, quantiles) -> tuple[float, float]:
         """Quantiles of ``theta`` (``k`` or ``sigma``) over the latest closed window and the

@@ -891,8 +891,10 @@ _NOTES = """
     Gaussian random walk whose covariance is learned during tuning (adaptive Metropolis, with
     ``k`` fixed), otherwise ``k`` moves uniformly within the radius, cut to ``1..k_max`` with its
     Hastings term, and the continuous parameters follow the posterior's ridge (their regression
-    on ``k``); one ``k`` move in four is wide (four times the radius). Everything adapts during tuning only, so the chain after tuning has the exact
-    posterior as its stationary law (given exact auxiliary draws). sample_stats: ``accept``
+    on ``k``); half of the ``k`` moves are jumps, ``k`` drawn afresh from a density fitted to
+    the tuning draws (wide moves, four times the radius, before the first fit). Everything
+    adapts during tuning only, so the chain after tuning has the exact posterior as its
+    stationary law (given exact auxiliary draws). sample_stats: ``accept``
     (mean acceptance probability of the draw's iterations), ``accepted`` (their fraction
     accepted), ``iterations``, ``scaling`` (the beta move's step), ``graph_step`` (the radius of
     the ``k`` move or the sd of the ``sigma`` move), ``tune``, and

@@ -1,0 +1,129 @@
+"""Each move type's acceptance and the chain's integrated time per iteration, after tuning.
+
+One chain of ``pm.sample`` tunes ``pk.Exchange`` (PyMC's 1000 tuning draws, the docs' priors of
+``bench_defaults.py``); then, from the chain's last position and with its tuned proposal, the
+iteration kernel runs ``--iterations`` iterations once for each variant of the long-range
+graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn from the density
+fitted to the tuning draws), each as the given share of graph moves. Printed per variant: the
+share and acceptance of each move type, and the integrated autocorrelation time (Geyer) per
+iteration of beta, of ``k`` or ``sigma`` and of their 5% and 95% tail indicators.
+
+    python benchmarks/bench_moves.py wine ball --variants wide:0.25 jump:0.25 jump:0.5 jump:0.75
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pymc as pm
+
+import pymc_knn as pk
+from bench_defaults import KNN, build, load
+from pymc_knn.kernels import mcmc
+from pymc_knn.step_methods._adaptation import integrated_time
+
+MOVES = {
+    mcmc.BETA_MOVE: "beta",
+    mcmc.GRAPH_MOVE: "graph",
+    mcmc.WIDE_MOVE: "wide",
+    mcmc.JUMP_MOVE: "jump",
+    mcmc.NULL_MOVE: "null",
+}
+
+
+def tuned_step(data, model, seed):
+    """A model and its Exchange step after PyMC's default tuning, and the chain's last point."""
+    X, y = load(data)
+    m = build(X, y, model)
+    with m:
+        step = pk.Exchange()
+        idata = pm.sample(
+            draws=1,
+            tune=1000,
+            chains=1,
+            cores=1,
+            step=step,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    last = {v: idata.posterior[v].values[0, -1] for v in idata.posterior.data_vars}
+    b = float(last["beta"])
+    if model in KNN:
+        point = {"beta_interval__": np.log(b / (4 - b)), "k": last["k"]}
+    else:
+        s = float(last["sigma"])
+        point = {"beta_log__": np.log(b), "sigma_interval__": np.log(s / (100 - s))}
+    return step, step.layout.to_x({k: np.asarray(v) for k, v in point.items()})
+
+
+def run(step, x, variant, share, iterations, seed):
+    a = step.chain.adaptation
+    jump, p_jump = a.jump, a.p_jump
+    if variant == "wide":
+        a.jump = np.zeros((jump.shape[0], 0, 3))
+    a.p_jump = share
+    p = a.proposal(step._free, step._graph, step._lower, step._upper)
+    a.jump, a.p_jump = jump, p_jump
+    lp, beta, theta = step.tractable.evaluate(x)
+    cols = 2 + step._free.size + step._graph.size
+    trace, accept = np.empty((iterations, cols)), np.empty(iterations)
+    cap, noise = np.empty(iterations), np.empty(iterations)
+    move = np.empty(iterations, dtype=np.int64)
+    t0 = time.perf_counter()
+    mcmc.run_iterations(
+        step.tractable.kernel_fn,
+        x.copy(),
+        np.array([lp, beta, theta]),
+        step.field,
+        step.chain.aux,
+        p,
+        step.chain.z,
+        step.chain.plug_in,
+        iterations,
+        trace,
+        accept,
+        cap,
+        move,
+        noise,
+        np.random.default_rng(seed),
+    )
+    wall = time.perf_counter() - t0
+    moves = ", ".join(
+        f"{name} {np.mean(move == kind):.2f} (acc {accept[move == kind].mean():.2f})"
+        for kind, name in MOVES.items()
+        if np.any(move == kind)
+    )
+    taus = []
+    for v in trace[:, :2].T:
+        low, high = np.quantile(v, [0.05, 0.95])
+        taus.append([integrated_time(s) for s in (v, v <= low, v <= high)])
+    print(f"{variant}:{share} | {moves} | " + " | ".join(
+        f"{name} {t[0]:.1f} (tails {t[1]:.1f}, {t[2]:.1f})"
+        for name, t in zip(("beta", "theta"), taus)
+    ) + f" | {wall / iterations * 1e6:.0f} us/iteration")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("model")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--iterations", type=int, default=40000)
+    parser.add_argument("--variants", nargs="+", default=["wide:0.25", "jump:0.5"])
+    args = parser.parse_args()
+    step, x = tuned_step(args.data, args.model, args.seed)
+    a = step.chain.adaptation
+    print(
+        f"{args.data} {args.model} seed {args.seed}: tuned iterations/draw {a.iterations}, "
+        f"auxiliary sweeps {step.chain.aux.sweeps}; integrated times per iteration below"
+    )
+    for variant in args.variants:
+        name, share = variant.split(":")
+        run(step, x, name, float(share), args.iterations, args.seed)
+
+
+if __name__ == "__main__":
+    main()
