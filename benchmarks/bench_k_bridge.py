@@ -87,7 +87,6 @@ def mean_energy(c, y, a, rng):
                 a,
                 BURN if j == 0 else BURN // 2,
                 SWEEPS,
-                BATCHES,
                 rng,
             )
             out[i] = m[0]

@@ -13,14 +13,16 @@ With ``log Z(beta, theta)`` known on a grid (:func:`pymc_knn.log_normaliser`) th
   perturbed by their standard errors (a parametric bootstrap), which keeps the strong
   correlation of ``log Z`` along beta (a running integral of the same estimates).
 
-The priors are truncated to the grid box and renormalised there: the evidence is that of the
-prior restricted to the grid.
+Priors given as callables are truncated to the grid box and renormalised there: the evidence is
+that of the prior restricted to the grid. A ``pm.Model`` brings its own, normalised, priors,
+which are not renormalised: the evidence is the model's, counting the grid only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -29,6 +31,7 @@ import pandas as pd
 import xarray as xr
 from scipy.special import logsumexp
 
+from ._model_source import ModelSource, is_model, model_source
 from ._validation import check_labels
 from .graphs import KNNGraph, NeighbourGraph
 from .normalising import graph_and_classes, quadrature_matrices
@@ -44,6 +47,9 @@ __all__ = [
 
 DEFAULT_REFINE = 8
 DEFAULT_REPLICATES = 200
+PRIOR_COVERAGE = 0.01
+"""A model's prior mass off the grid (where its likelihood is defined) beyond which the functions
+warn that the evidence counts the grid only."""
 
 
 # ---------------------------------------------------------------------------- the surface
@@ -78,6 +84,13 @@ def _surface(log_z, graph) -> _Surface:
             f"log_z has dims {log_z.dims}, expected ({p!r}, 'beta'): was it "
             f"computed on a {type(graph).__name__}?"
         )
+    if isinstance(graph, KNNGraph):
+        ks = np.asarray(log_z["k"])
+        if ks.size and (ks.min() < 1 or ks.max() > graph.k_max):
+            raise ValueError(
+                f"log_z has k in {ks.min()}..{ks.max()}, the graph only 1..{graph.k_max}: was "
+                "it computed on this graph?"
+            )
     if int(log_z.attrs.get("n_points", -1)) != graph.n_points:
         raise ValueError(
             f"log_z was computed on {log_z.attrs.get('n_points')} points, the graph "
@@ -166,9 +179,62 @@ class _Problem(NamedTuple):
     pos: np.ndarray
     base: np.ndarray  # (T, F): log prior + beta E(y) + log quadrature weights (normalised prior)
     log_z_nodes: np.ndarray  # (T, B)
+    log_z: xr.DataArray  # the surface used (a model's constant theta: that row)
+    source: ModelSource | None  # what a model gave
+
+
+def _resolve(graph_or_term, y, log_z, beta_prior, theta_prior):
+    """``(graph_or_term, y, log_z, beta_prior, theta_prior, source)``: a model's term, labels
+    and priors in place of the model (and, for a constant ``k`` or ``sigma``, that row of
+    ``log_z``)."""
+    if not is_model(graph_or_term):
+        if y is None or log_z is None:
+            raise ValueError(
+                "give the labels y and the surface log_z (from pk.log_normaliser), or a pm.Model "
+                "(which holds the labels and priors) and log_z"
+            )
+        return graph_or_term, y, log_z, beta_prior, theta_prior, None
+    if log_z is None and isinstance(y, xr.DataArray):  # log_evidence(model, log_z)
+        y, log_z = None, y
+    if y is not None:
+        raise ValueError("a model brings its labels: leave y out and pass log_z=")
+    if log_z is None:
+        raise ValueError("give log_z, the surface from pk.log_normaliser(model, betas, ...)")
+    if beta_prior is not None or theta_prior is not None:
+        raise ValueError("a model brings its priors: leave beta_prior and theta_prior out")
+    src = model_source(graph_or_term)
+    if src.theta_value is not None and isinstance(log_z, xr.DataArray):
+        p = src.term.graph.parameter
+        if p in log_z.dims:
+            grid = np.asarray(log_z[p], dtype=np.float64)
+            hit = np.flatnonzero(np.isclose(grid, src.theta_value, rtol=1e-9, atol=0.0))
+            if hit.size == 0:
+                raise ValueError(
+                    f"log_z has no {p} = {src.theta_value:g}, the model's constant: compute it "
+                    f"with pk.log_normaliser(model, betas) (which takes that {p})"
+                )
+            log_z = log_z.isel({p: hit[:1]})
+    return src.term, src.y, log_z, src.beta_prior, src.theta_prior, src
+
+
+def _coverage_warning(what: str, grid: float, support: float) -> None:
+    """Warn when the grid misses more than ``PRIOR_COVERAGE`` of a model's prior mass where its
+    likelihood is defined (``support``: beta >= 0, k in 1..k_max, sigma > 0)."""
+    if support - grid > PRIOR_COVERAGE:
+        warnings.warn(
+            f"the grid holds {grid:.3g} of the model's prior mass of {what}, {support:.3g} of "
+            "which is where the likelihood is defined: the evidence counts the grid only (as if "
+            "the likelihood were 0 beyond it), which is right only if the posterior is well "
+            f"inside the grid; extend the grid of {what} to cover its prior",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _problem(graph_or_term, y, log_z, beta_prior, theta_prior, refine) -> _Problem:
+    graph_or_term, y, log_z, beta_prior, theta_prior, source = _resolve(
+        graph_or_term, y, log_z, beta_prior, theta_prior
+    )
     if isinstance(graph_or_term, PottsTerm):
         graph = graph_or_term.graph
     else:  # the classes come from log_z
@@ -195,13 +261,20 @@ def _problem(graph_or_term, y, log_z, beta_prior, theta_prior, refine) -> _Probl
         else _trapezoid_weights(surf.thetas.astype(float))
     )
     with np.errstate(divide="ignore"):
-        lp_b = lp_b - logsumexp(lp_b, b=wb)
-        lp_t = lp_t - logsumexp(lp_t, b=wt)
+        mass_b, mass_t = logsumexp(lp_b, b=wb), logsumexp(lp_t, b=wt)
         quad = np.log(wt)[:, None] + np.log(wb)[None, :]
+    if source is None:  # priors truncated to the grid and renormalised there
+        lp_b, lp_t = lp_b - mass_b, lp_t - mass_t
+    else:  # the model's own (normalised) priors, on the grid
+        _coverage_warning("beta", float(np.exp(mass_b)), source.beta_support)
+        if source.theta_prior is None:  # a constant k or sigma
+            lp_t = np.zeros_like(lp_t) - np.log(wt)
+        else:
+            _coverage_warning(surf.parameter, float(np.exp(mass_t)), source.theta_support)
     e_y = _energies(graph, y, surf.thetas, surf.a)
     base = lp_t[:, None] + lp_b[None, :] + fine[None, :] * e_y[:, None] + quad
     log_z_nodes = np.asarray(log_z.values, dtype=np.float64)
-    return _Problem(surf, graph, y, fine, idx, pos, base, log_z_nodes)
+    return _Problem(surf, graph, y, fine, idx, pos, base, log_z_nodes, log_z, source)
 
 
 def _log_joint(prob: _Problem, log_z_nodes, mean):
@@ -215,8 +288,8 @@ def _log_joint(prob: _Problem, log_z_nodes, mean):
 
 def grid_posterior(
     graph_or_term,
-    y,
-    log_z,
+    y=None,
+    log_z=None,
     *,
     beta_prior: Callable | None = None,
     theta_prior: Callable | None = None,
@@ -230,12 +303,19 @@ def grid_posterior(
 
     Parameters
     ----------
-    graph_or_term : KNNGraph, DistanceGraph or PottsTerm
-        The graph ``log_z`` was computed on.
+    graph_or_term : KNNGraph, DistanceGraph, PottsTerm or pymc.Model
+        The graph ``log_z`` was computed on, or a model whose only likelihood is one observed
+        ``PottsKNN`` or ``DistanceNN`` term: it brings the labels and the priors of ``beta``
+        and of ``k`` or ``sigma`` (free variables with priors of their own; ``k`` or ``sigma``
+        may be a constant), and ``y``, ``beta_prior`` and ``theta_prior`` are left out. The
+        model's priors are taken as they are, not renormalised on the grid: the evidence is
+        the model's when its likelihood is negligible off the grid (a warning says when the
+        grid misses more than 1% of a prior's mass where the likelihood is defined).
     y : array_like of int
-        Observed labels in ``0..G-1`` (``G`` from ``log_z``).
+        Observed labels in ``0..G-1`` (``G`` from ``log_z``); not with a model.
     log_z : xarray.DataArray
-        From :func:`log_normaliser`.
+        From :func:`log_normaliser` (with a model, ``pk.log_normaliser(model, betas)``; it may
+        then be passed second, in the place of ``y``).
     beta_prior : callable, optional
         ``beta_prior(beta_array) -> log density``; default uniform on the grid's range. Any
         prior is truncated to the grid and renormalised there.
@@ -316,15 +396,15 @@ def _linear_draw(pa, pb, u):
 
 def path_sampling_posterior(
     graph_or_term,
-    y,
-    log_z,
+    y=None,
+    log_z=None,
     *,
     beta_prior: Callable | None = None,
     theta_prior: Callable | None = None,
     draws: int = 1000,
     chains: int = 4,
     refine: int = DEFAULT_REFINE,
-    var_name: str = "y",
+    var_name: str | None = None,
     random_seed=None,
 ):
     """Independent draws from the path-sampling posterior, as InferenceData.
@@ -341,15 +421,16 @@ def path_sampling_posterior(
         Draws per chain.
     chains : int, default=4
         The draws are independent; chains only shape the result like ``pm.sample``'s.
-    var_name : str, default="y"
+    var_name : str, optional
         The name the labels get in ``observed_data`` (and the term in the record that
-        :func:`predict_proba` reads).
+        :func:`predict_proba` reads); default ``"y"``, or the model's name of the term.
     random_seed : int, numpy.random.Generator or None
 
     Returns
     -------
     arviz.InferenceData
-        ``posterior``: ``beta`` and ``k`` (int64) or ``sigma``, dims ``(chain, draw)``, with
+        ``posterior``: ``beta`` and ``k`` (int64) or ``sigma`` (a model's names for them; a
+        model's constant ``k`` or ``sigma`` is not drawn), dims ``(chain, draw)``, with
         ``attrs`` ``log_evidence`` and ``method``; ``observed_data[var_name]``: the labels;
         ``constant_data[f"{var_name}_X"]``: the training covariates and the term's record, so
         that ``pk.predict_proba(idata, X_new)`` and ``pk.predictive_summary`` work on it without a
@@ -404,9 +485,13 @@ def path_sampling_posterior(
     for value, name in ((draws, "draws"), (chains, "chains")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not isinstance(var_name, str) or not var_name:
+    if var_name is not None and (not isinstance(var_name, str) or not var_name):
         raise ValueError(f"var_name must be a non-empty string, got {var_name!r}")
     prob = _problem(graph_or_term, y, log_z, beta_prior, theta_prior, refine)
+    src = prob.source
+    if src is not None and var_name not in (None, src.name):
+        raise ValueError(f"the model's term is {src.name!r}: leave var_name out")
+    var_name = src.name if src is not None else var_name or "y"
     s = prob.surface
     joint = _log_joint(prob, prob.log_z_nodes, s.mean)
     log_ev = logsumexp(joint)
@@ -425,21 +510,22 @@ def path_sampling_posterior(
     beta = prob.fine[c_i] + frac * h[c_i]
     theta = s.thetas[t_i]
     shape = (int(chains), int(draws))
-    term = (
-        graph_or_term if isinstance(graph_or_term, PottsTerm) else PottsTerm(prob.graph, s.G, s.a)
-    )
-    spec = {
-        **term.spec(),
-        "beta": {"name": "beta"},
-        "theta": {"name": s.parameter},
-        "missing_labels": [],
-    }
+    if src is not None:
+        term, beta_spec, theta_spec = src.term, src.beta_spec, src.theta_spec
+    else:
+        term = (
+            graph_or_term
+            if isinstance(graph_or_term, PottsTerm)
+            else PottsTerm(prob.graph, s.G, s.a)
+        )
+        beta_spec, theta_spec = {"name": "beta"}, {"name": s.parameter}
+    spec = {**term.spec(), "beta": beta_spec, "theta": theta_spec, "missing_labels": []}
     X = term.graph.X_input
+    draws_of = {beta_spec["name"]: beta.reshape(shape)}
+    if "name" in theta_spec:  # a model's constant k or sigma is in the record, not drawn
+        draws_of[theta_spec["name"]] = theta.reshape(shape)
     posterior = xr.Dataset(
-        {
-            "beta": (("chain", "draw"), beta.reshape(shape)),
-            s.parameter: (("chain", "draw"), theta.reshape(shape)),
-        },
+        {name: (("chain", "draw"), values) for name, values in draws_of.items()},
         coords={"chain": np.arange(shape[0]), "draw": np.arange(shape[1])},
         attrs={
             "log_evidence": float(log_ev),
@@ -507,7 +593,7 @@ class Evidence(NamedTuple):
     ...                           random_seed=1, progressbar=False)
     >>> ev = pk.log_evidence(graph, y, log_z, random_seed=1)
     >>> ev
-    Evidence(log_evidence=-24..., mcse=0.0..., quad_error=0.0..., labels='...', hysteresis=0...)
+    Evidence(log_evidence=-24..., mcse=0..., quad_error=0.0..., labels='...', hysteresis=0...)
     >>> ev._fields
     ('log_evidence', 'mcse', 'quad_error', 'labels', 'hysteresis')
     """
@@ -521,8 +607,8 @@ class Evidence(NamedTuple):
 
 def log_evidence(
     graph_or_term,
-    y,
-    log_z,
+    y=None,
+    log_z=None,
     *,
     beta_prior: Callable | None = None,
     theta_prior: Callable | None = None,
@@ -540,7 +626,7 @@ def log_evidence(
         priors you would defend (the defaults are uniform on each model's grid).
     replicates : int, default=200
         Replicates of the parametric bootstrap of the Monte Carlo error: the mean energies and
-        variances are redrawn from normals with their batch-means standard errors, ``log Z`` is
+        variances are redrawn from normals with their Monte Carlo standard errors, ``log Z`` is
         re-integrated and the evidence recomputed.
     random_seed : int, numpy.random.Generator or None
         For the bootstrap.
@@ -580,6 +666,20 @@ def log_evidence(
     -24...
     >>> bool(ev.mcse < 0.5)
     True
+
+    A PyMC model brings its labels and priors; its graph is the one :func:`log_normaliser`
+    takes from it (here the same as above, as are the priors: uniform on the grid):
+
+    >>> import pymc as pm
+    >>> with pm.Model() as model:
+    ...     beta = pm.Uniform("beta", 0, 2)
+    ...     k = pm.DiscreteUniform("k", 1, 10)
+    ...     _ = pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+    >>> log_z_model = pk.log_normaliser(model, betas, sweeps=40, burn=5, random_seed=1,
+    ...                                 progressbar=False)
+    >>> ev_model = pk.log_evidence(model, log_z_model, random_seed=1)
+    >>> bool(np.isclose(ev_model.log_evidence, ev.log_evidence, rtol=1e-8))
+    True
     """
     if (
         isinstance(replicates, bool)
@@ -602,7 +702,8 @@ def log_evidence(
         L = s.log_z0 + m @ Wm.T + v @ Wv.T
         reps[r] = logsumexp(_log_joint(prob, L, m))
     digest = hashlib.sha1(prob.y.tobytes()).hexdigest()[:16]
-    shift = np.asarray(log_z.coords["hysteresis"]) if "hysteresis" in log_z.coords else 0.0
+    coords = prob.log_z.coords
+    shift = np.asarray(coords["hysteresis"]) if "hysteresis" in coords else 0.0
     ends = [logsumexp(_log_joint(prob, prob.log_z_nodes + d, s.mean)) for d in (shift, -shift)]
     return Evidence(
         log_ev,

@@ -1030,7 +1030,7 @@ PATH_SAMPLING = [
         "log-z-not-a-graph",
         lambda: pk.log_normaliser(X, [0, 1], n_classes=2),
         TypeError,
-        r"graph_or_term must be a KNNGraph, DistanceGraph or PottsTerm",
+        r"graph_or_term must be a KNNGraph, DistanceGraph, PottsTerm or pm.Model",
     ),
     Case(
         "log-z-asymmetric",

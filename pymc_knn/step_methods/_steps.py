@@ -29,7 +29,6 @@ from ..graphs import DNN_KERNELS
 from ..kernels import mcmc
 from ..kernels.path import energy_path
 from ..kernels.structure import NO_SHELLS
-from ..normalising import N_BATCHES
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
 from ._adaptation import (
     AUX_SWEEPS,
@@ -659,7 +658,6 @@ class PottsStep(BlockedStep):
                 cw,
                 burn,
                 sweeps,
-                N_BATCHES,
                 self.rng,
             )
             if not var[0] > 0:
