@@ -60,13 +60,10 @@ def tuned_step(data, model, seed):
 
 
 def run(step, x, variant, share, iterations, seed):
-    a = step.chain.adaptation
-    jump, p_jump = a.jump, a.p_jump
+    p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
+    p = p._replace(p_wide=share)
     if variant == "wide":
-        a.jump = np.zeros((jump.shape[0], 0, 3))
-    a.p_jump = share
-    p = a.proposal(step._free, step._graph, step._lower, step._upper)
-    a.jump, a.p_jump = jump, p_jump
+        p = p._replace(jump=np.zeros((p.jump.shape[0], 0, 3)))
     lp, beta, theta = step.tractable.evaluate(x)
     cols = 2 + step._free.size + step._graph.size
     trace, accept = np.empty((iterations, cols)), np.empty(iterations)
@@ -100,10 +97,14 @@ def run(step, x, variant, share, iterations, seed):
     for v in trace[:, :2].T:
         low, high = np.quantile(v, [0.05, 0.95])
         taus.append([integrated_time(s) for s in (v, v <= low, v <= high)])
-    print(f"{variant}:{share} | {moves} | " + " | ".join(
-        f"{name} {t[0]:.1f} (tails {t[1]:.1f}, {t[2]:.1f})"
-        for name, t in zip(("beta", "theta"), taus)
-    ) + f" | {wall / iterations * 1e6:.0f} us/iteration")
+    print(
+        f"{variant}:{share} | {moves} | "
+        + " | ".join(
+            f"{name} {t[0]:.1f} (tails {t[1]:.1f}, {t[2]:.1f})"
+            for name, t in zip(("beta", "theta"), taus)
+        )
+        + f" | {wall / iterations * 1e6:.0f} us/iteration"
+    )
 
 
 def main():

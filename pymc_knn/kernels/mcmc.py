@@ -136,7 +136,7 @@ class Proposal(NamedTuple):
     wide_step: np.ndarray  # (dg,): the same for the wide move
     slope: np.ndarray  # (dg, dc): ridge shift of the free coordinates per unit of a graph move
     p_graph: float  # probability of a graph (or wide) move
-    p_wide: float  # probability that a graph move is a jump (wide before the first fit)
+    p_wide: float  # probability that a graph move is a jump (or wide, before the first fit)
     jump: np.ndarray  # (dg, m, 3): (weight, mean, sd) of the jump density's normal components
     bridge: int  # exchange, kNN: intermediate fields of a graph move's ratio (0: none) ...
     bridge_unit: float  # ... or, when > 0, (fields + 1) per squared unit of the move
@@ -590,6 +590,9 @@ def run_iterations(
     bridge_sweeps = 0
     lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
     c1 = c0
+    # the latest other coupling, kept in the other slot: a chain whose k moves between two
+    # values (a narrow posterior at scale) builds each graph's edge list once per call
+    c_other, theta_other = c0, np.nan
     for t in range(n_iter):
         check_signals()
         kind, log_h = propose(x, x1, p, rng)
@@ -617,11 +620,13 @@ def run_iterations(
                         aux_energy,
                         bridge_sweeps,
                     )
-                c1 = (
-                    c0
-                    if theta1 == theta0
-                    else coupling_into(f, theta1, need_csr, slots[1 - slot0], floors[1 - slot0])
-                )
+                if theta1 == theta0:
+                    c1 = c0
+                elif theta1 == theta_other:
+                    c1 = c_other
+                else:
+                    c1 = coupling_into(f, theta1, need_csr, slots[1 - slot0], floors[1 - slot0])
+                    c_other, theta_other = c1, theta1
                 ey1 = c1[8]
                 log_r = beta1 * ey1 - beta0 * ey0
                 if aux.method == PSEUDO:
@@ -672,6 +677,7 @@ def run_iterations(
                 x[:] = x1
                 lp0, beta0 = lp1, beta1
                 if theta1 != theta0:
+                    c_other, theta_other = c0, theta0
                     c0 = c1
                     theta0 = theta1
                     slot0 = 1 - slot0

@@ -43,8 +43,12 @@ TAIL_PROBS = (0.05, 0.95)
 """Quantiles whose indicators the iterations per draw must also mix (ArviZ's ``ess_tail``)."""
 WIDE_FACTOR = 4.0
 """The wide move's step, in steps of the graph move."""
+P_WIDE = 0.25
+"""Probability that a graph move is a wide one, before the first window has fitted the jumps'
+density (measured on wine, whose k posterior has a second mode at k = 8 behind a valley at 6-7:
+see docs/inference.md)."""
 P_JUMP = 0.5
-"""Probability that a graph move is a jump (a wide one before the first window closes). Measured
+"""Probability that a graph move is a jump, once the first window has closed. Measured
 on the ball kernel's multimodal sigma (wine): the integrated time of sigma per iteration 92 with
 a quarter of the graph moves jumps, 74 with half, 46 with three quarters; on k (wine, glass,
 crabs) half gives 10-25% shorter times than a quarter. See docs/inference.md."""
@@ -240,7 +244,7 @@ class Adaptation:
             wide,
             self.slope,
             self.p_graph,
-            self.p_jump,
+            self.p_jump if self.jump.shape[1] else P_WIDE,
             self.jump,
             self.bridge,
             self.bridge_unit if self.adapt_bridge else 0.0,
