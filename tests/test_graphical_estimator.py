@@ -23,7 +23,7 @@ FAST = {"n_particles": 5, "n_sweeps": 20, "random_seed": 0}
 @parametrize_with_checks(
     [
         GraphicalPredictiveClassifier(**FAST),
-        GraphicalPredictiveClassifier(kernel="christmas_tree", **FAST),
+        GraphicalPredictiveClassifier(kernel="simplicial", **FAST),
         GraphicalPredictiveClassifier("complete"),
     ]
 )

@@ -232,11 +232,14 @@ def _component_law(graphs, weights, p):
 def test_negative_control_components_p5(offset, passes, kernel):
     """A sharp negative control at p = 5: the law of the number of connected components.
 
-    A kernel probability off by a factor ``c`` for non-empty neighbour sets tilts the target by
-    ``c^-(p - components)``, so the component count is the statistic it moves. With weak data
-    (n = 10) the exact law is spread over 1-5 components; 100,000 sweeps: TV 0.003 for the right
-    kernel, 0.27 (x2) and 0.23 (x0.5) for the wrong ones (measured), so the bars 0.02 / 0.15 hold
-    with wide margins both ways.
+    A node-by-node kernel probability off by a factor ``c`` for non-empty neighbour sets tilts
+    the target by ``c^-(p - components)``, so the component count is the statistic it moves; a
+    Christmas-tree kernel probability off by ``c`` for non-empty subtrees tilts it by ``c`` to
+    the power of minus the number of non-isolated insertions, which is ``p - components`` or
+    less (a node can join two components). With weak data (n = 10) the exact law is spread over
+    1-5 components; 100,000 sweeps (measured): TV 0.003 / 0.005 for the right kernels, 0.27
+    (x2) and 0.23 (x0.5) for the wrong node-by-node ones, 0.15 and 0.13 for the wrong
+    Christmas-tree ones, so the bars 0.02 / 0.1 hold with margins both ways.
     """
     hyper = class_hyper(chain_data(5, 10, 35))
     graphs, probs = exact_graph_posterior(hyper)
@@ -246,7 +249,7 @@ def test_negative_control_components_p5(offset, passes, kernel):
     )
     unique, freq = graph_frequencies(draws.graphs[1000:])
     tv = 0.5 * np.abs(_component_law(unique, freq, 5) - exact).sum()
-    assert (tv < 0.02) if passes else (tv > 0.15)
+    assert (tv < 0.02) if passes else (tv > 0.1)
 
 
 @njit

@@ -330,10 +330,10 @@ class GraphParticleGibbs(BlockedStep):
     vars : list, optional
         The graph variable (default: the model's only ``DecomposableGraph``).
     n_particles : int, default=50
-    kernel : {"simplicial", "christmas_tree"}, default="simplicial"
-        Expansion kernel (docs/graphical.md): the node-by-node kernel over graphs, or the
-        paper's Christmas-tree kernel over junction trees (each transition then starts from a
-        uniform junction tree of the current graph).
+    kernel : {"christmas_tree", "simplicial"}, default="christmas_tree"
+        Expansion kernel (docs/graphical.md): the paper's Christmas-tree kernel over junction
+        trees (each transition starts from a uniform junction tree of the current graph), or
+        the node-by-node kernel over graphs.
     alpha, beta : float, default=0.5
         Expansion kernel parameters (docs/graphical.md).
     model : pymc.Model, optional
@@ -373,7 +373,7 @@ class GraphParticleGibbs(BlockedStep):
         vars=None,
         *,
         n_particles=50,
-        kernel="simplicial",
+        kernel="christmas_tree",
         alpha=0.5,
         beta=0.5,
         model=None,

@@ -36,12 +36,12 @@ def sample_graphs(
     seed=0,
     cache=None,
     log_q_offset=0.0,
-    kernel="simplicial",
+    kernel="christmas_tree",
 ) -> GraphDraws:
     """Particle Gibbs draws of the class's graph (:mod:`pymc_knn.graphical.particle_gibbs`).
 
-    ``kernel`` is ``"simplicial"`` (the node-by-node expansion kernel over graphs) or
-    ``"christmas_tree"`` (the paper's kernel over junction trees). ``log_q_offset`` is for the
+    ``kernel`` is ``"christmas_tree"`` (the paper's kernel over junction trees) or
+    ``"simplicial"`` (the node-by-node expansion kernel over graphs). ``log_q_offset`` is for the
     tests' negative control only (a wrong kernel probability).
     """
     p = hyper.phi.shape[0]
