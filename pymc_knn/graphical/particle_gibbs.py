@@ -1,8 +1,25 @@
 r"""Particle Gibbs over decomposable graphs built node by node (numba, on bit masks).
 
-The temporalisation of Olsson et al. 2016 as used by Pavlenko and Rios (2017, section 4):
-the state after step ``m`` is a decomposable graph ``G_m`` on a set ``z_m`` of ``m`` of the
-``p`` nodes, with the intermediate targets
+Two expansion kernels (``kernel``: :data:`CHRISTMAS_TREE`, :data:`SIMPLICIAL`) share the
+conditional SMC's structure, its resampling and the drivers at the end of this module.
+
+**The Christmas-tree kernel** (the paper's; :func:`csmc_ct`, :func:`ct_reference`): the state
+after step ``m`` is a node set ``z_m`` and a junction tree ``T_m`` on it, the intermediate
+targets ``gamma_m = C(p, m)^-1 f(x_{z_m} | g(T_m)) / mu(g(T_m))``, the expansion and backward
+kernels those of :mod:`pymc_knn.graphical.christmas_tree`, and the incremental weight
+
+.. math::
+
+    \frac{\gamma_{m+1} R_m}{\gamma_m K_m}
+    = (m + 1) \, \frac{f(G_{m+1})}{f(G_m)} \, \frac{\mu(G_m)}{\mu(G_{m+1})}
+      \, \frac{1}{|S_m(T_{m+1})| \, K(T_m, T_{m+1})},
+
+``|S_m|`` the size of the backward kernel's support (it is uniform on it).
+
+**The node-by-node (simplicial) kernel** (this package's; :func:`csmc`): the temporalisation of
+Olsson et al. 2016 as used by Pavlenko and Rios (2017, section 4) on graphs: the state after
+step ``m`` is a decomposable graph ``G_m`` on a set ``z_m`` of ``m`` of the ``p`` nodes, with
+the intermediate targets
 
 .. math::
 
@@ -11,7 +28,7 @@ the state after step ``m`` is a decomposable graph ``G_m`` on a set ``z_m`` of `
 so that ``gamma_p`` is the graph posterior under the uniform prior, up to its normaliser
 ``Z_p = sum_G f(x | G)`` (the number of decomposable graphs when there are no data).
 
-**Expansion kernel** (this package's, not the paper's Christmas-tree kernel): a node ``v`` not
+**Expansion kernel**: a node ``v`` not
 in ``z_m`` is drawn uniformly, then its neighbour set ``N`` is a complete set of ``G_m``: empty
 with probability ``1 - beta``; otherwise a maximal clique ``C`` of ``G_m`` is drawn uniformly
 and ``N`` is a non-empty subset of ``C`` keeping each node with probability ``alpha``. Adding
@@ -39,9 +56,10 @@ clique, which ``N + v`` replaces, or not, when ``N + v`` hangs off a clique hold
 One particle Gibbs transition (Pavlenko and Rios 2017, Algorithm 2) runs conditional SMC with
 conditional systematic resampling (Chopin and Singh 2015; see ``_resample``) around the
 reference trajectory, draws one final particle by its weight
-and refreshes its whole history by the backward kernel (a new elimination order drawn node by
-node), which is the next reference. Targeting graphs rather than junction trees makes the
-paper's ``1 / mu(G)`` factor unnecessary: the graph marginal is the same.
+and refreshes its whole history by the backward kernel (a new insertion order drawn node by
+node, and with the Christmas-tree kernel new intermediate trees), which is the next reference.
+The node-by-node kernel targets graphs rather than junction trees, so it needs no ``1 / mu(G)``
+factor: the graph marginal is the same.
 """
 
 from __future__ import annotations
