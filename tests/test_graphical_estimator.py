@@ -21,7 +21,11 @@ FAST = {"n_particles": 5, "n_sweeps": 20, "random_seed": 0}
 
 
 @parametrize_with_checks(
-    [GraphicalPredictiveClassifier(**FAST), GraphicalPredictiveClassifier("complete")]
+    [
+        GraphicalPredictiveClassifier(**FAST),
+        GraphicalPredictiveClassifier(kernel="simplicial", **FAST),
+        GraphicalPredictiveClassifier("complete"),
+    ]
 )
 def test_sklearn_api(estimator, check):
     """scikit-learn's estimator checks, with the graph sampled and with the complete graph."""
@@ -50,12 +54,16 @@ def _exact_proba(X, y, X_new, classes):
     return w / w.sum(axis=1, keepdims=True)
 
 
-def test_bma_predictive_p4_synthetic():
+KERNELS = pytest.mark.parametrize("kernel", ["simplicial", "christmas_tree"])
+
+
+@KERNELS
+def test_bma_predictive_p4_synthetic(kernel):
     """p = 4: the sampled BMA class probabilities are within 0.01 of the enumerated ones."""
     X, y = _two_class_data(4, 25, 1)
     X_new = _two_class_data(4, 20, 2)[0]
     clf = GraphicalPredictiveClassifier(
-        n_particles=10, n_sweeps=20_000, burn_in=200, random_seed=3
+        n_particles=10, n_sweeps=20_000, burn_in=200, kernel=kernel, random_seed=3
     ).fit(X, y)
     exact = _exact_proba(X, y, X_new, clf.classes_)
     assert np.abs(clf.predict_proba(X_new) - exact).max() <= 0.01
@@ -63,24 +71,26 @@ def test_bma_predictive_p4_synthetic():
 
 
 @pytest.mark.slow
-def test_bma_predictive_p5_synthetic():
+@KERNELS
+def test_bma_predictive_p5_synthetic(kernel):
     """p = 5 (822 graphs per class): sampled BMA class probabilities within 0.01 of exact."""
     X, y = _two_class_data(5, 30, 4)
     X_new = _two_class_data(5, 20, 5)[0]
     clf = GraphicalPredictiveClassifier(
-        n_particles=20, n_sweeps=60_000, burn_in=500, random_seed=6
+        n_particles=20, n_sweeps=60_000, burn_in=500, kernel=kernel, random_seed=6
     ).fit(X, y)
     exact = _exact_proba(X, y, X_new, clf.classes_)
     assert np.abs(clf.predict_proba(X_new) - exact).max() <= 0.01
 
 
 @pytest.mark.slow
-def test_bma_predictive_iris():
+@KERNELS
+def test_bma_predictive_iris(kernel):
     """Iris (p = 4, three species): sampled BMA class probabilities within 0.01 of exact."""
     data = pk.datasets.load_iris()
     X, y = data.X, np.asarray(data.class_names)[data.y]
     clf = GraphicalPredictiveClassifier(
-        n_particles=20, n_sweeps=30_000, burn_in=500, random_seed=7
+        n_particles=20, n_sweeps=30_000, burn_in=500, kernel=kernel, random_seed=7
     ).fit(X, y)
     exact = _exact_proba(X, y, X, clf.classes_)
     assert np.abs(clf.predict_proba(X) - exact).max() <= 0.01
@@ -171,6 +181,7 @@ def test_plot_edge_inclusion():
         ({"delta": 0.0}, None, None, "delta must be finite and > 0"),
         ({"alpha": 1.0}, None, None, r"alpha must be in \(0, 1\)"),
         ({"beta": 0.0}, None, None, r"beta must be in \(0, 1\)"),
+        ({"kernel": "christmas"}, None, None, "kernel must be one of"),
         ({"n_particles": 1}, None, None, "n_particles must be an integer >= 2"),
         ({"burn_in": 30, "n_sweeps": 30}, None, None, "burn_in must be < n_sweeps"),
         ({"graph": "sparse"}, None, None, "graph must be one of"),

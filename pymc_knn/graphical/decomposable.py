@@ -83,6 +83,16 @@ def maximal_cliques(adj):
 
 
 @njit(cache=True)
+def simplicial_mask(cliques, k):
+    """The nodes lying in exactly one of the maximal cliques ``cliques[:k]``: the simplicial nodes."""
+    once, twice = ZERO, ZERO
+    for i in range(k):
+        twice |= once & cliques[i]
+        once |= cliques[i]
+    return once & ~twice
+
+
+@njit(cache=True)
 def junction_tree(cliques):
     """Parent of each clique in a junction tree (maximum-weight spanning tree by Prim); root -1."""
     k = cliques.size

@@ -17,6 +17,7 @@ from .posterior import (
     edge_inclusion,
     graph_frequencies,
     graph_sizes,
+    kernel_code,
     sample_graphs,
 )
 
@@ -49,9 +50,18 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
         Particle Gibbs transitions per class.
     burn_in : int, default=None
         Sweeps dropped from the start; ``None`` means ``n_sweeps // 4``.
+    kernel : {"christmas_tree", "simplicial"}, default="christmas_tree"
+        Expansion kernel of the particle Gibbs sampler: ``"christmas_tree"`` is the paper's
+        Christmas-tree kernel over junction trees (a new node may join several cliques at once);
+        ``"simplicial"`` grows the graph node by node, each new node joined to part of one
+        maximal clique (over graphs; 5-10 times cheaper per sweep, slower to mix). Both have the
+        same graph posterior; docs/graphical.md compares their speed and mixing.
     alpha, beta : float, default=0.5
-        Expansion kernel: ``beta`` the probability that a new node gets neighbours, ``alpha``
-        the probability of each node of the chosen clique; both in (0, 1).
+        Expansion kernel parameters, both in (0, 1). ``"christmas_tree"``: ``beta`` the
+        probability of a non-empty subtree (a new node with neighbours), ``alpha`` the
+        probability of growing it to each neighbouring clique. ``"simplicial"``: ``beta`` the
+        probability that a new node gets neighbours, ``alpha`` the probability of each node of
+        the chosen clique.
     nu : float, default=1.0
         Pseudo-count of the prior mean (``m | Sigma ~ N(mu, Sigma / nu)``); ``mu`` is the class
         mean, as in the paper's experiments.
@@ -99,6 +109,7 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
         n_particles=50,
         n_sweeps=2000,
         burn_in=None,
+        kernel="christmas_tree",
         alpha=0.5,
         beta=0.5,
         nu=1.0,
@@ -110,6 +121,7 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
         self.n_particles = n_particles
         self.n_sweeps = n_sweeps
         self.burn_in = burn_in
+        self.kernel = kernel
         self.alpha = alpha
         self.beta = beta
         self.nu = nu
@@ -172,6 +184,7 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
                     alpha=settings["alpha"],
                     beta=settings["beta"],
                     seed=seed,
+                    kernel=self.kernel,
                 )
                 self.graphs_.append(draws.graphs[settings["burn_in"] :])
                 self.log_likelihood_.append(draws.log_likelihood[settings["burn_in"] :])
@@ -230,6 +243,7 @@ class GraphicalPredictiveClassifier(ClassifierMixin, BaseEstimator):
             "nu": check_positive(self.nu, "nu"),
             "delta": check_positive(self.delta, "delta"),
         }
+        kernel_code(self.kernel)
         for name in ("alpha", "beta"):
             v = as_float(getattr(self, name), name, "in (0, 1)")
             if not 0.0 < v < 1.0:

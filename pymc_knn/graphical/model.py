@@ -46,7 +46,8 @@ from .decomposable import (
     matrix_from_adjacency,
 )
 from .evidence import class_hyper, graph_log_evidence, new_cache
-from .particle_gibbs import pg_transition
+from .particle_gibbs import SIMPLICIAL, pg_transition
+from .posterior import kernel_code
 
 __all__ = ["DecomposableGraph", "GaussianGraphicalEvidence", "GraphParticleGibbs", "edge_names"]
 
@@ -116,6 +117,7 @@ def _chain_draws(rng, edge_logp, p: int, shape) -> np.ndarray:
                 hyper.phi,
                 hyper.phi_post,
                 hyper.consts,
+                SIMPLICIAL,
             )
         out[d] = adjacency_to_edges(graph)
     return out.reshape((*shape, out.shape[1]))
@@ -328,8 +330,12 @@ class GraphParticleGibbs(BlockedStep):
     vars : list, optional
         The graph variable (default: the model's only ``DecomposableGraph``).
     n_particles : int, default=50
+    kernel : {"christmas_tree", "simplicial"}, default="christmas_tree"
+        Expansion kernel (docs/graphical.md): the paper's Christmas-tree kernel over junction
+        trees (each transition starts from a uniform junction tree of the current graph), or
+        the node-by-node kernel over graphs.
     alpha, beta : float, default=0.5
-        Expansion kernel (docs/graphical.md).
+        Expansion kernel parameters (docs/graphical.md).
     model : pymc.Model, optional
     rng : optional
         Seed or generator (``pm.sample`` resets it per chain).
@@ -367,6 +373,7 @@ class GraphParticleGibbs(BlockedStep):
         vars=None,
         *,
         n_particles=50,
+        kernel="christmas_tree",
         alpha=0.5,
         beta=0.5,
         model=None,
@@ -407,6 +414,7 @@ class GraphParticleGibbs(BlockedStep):
         if not 2 <= int(n_particles) or not (0 < alpha < 1 and 0 < beta < 1):
             raise ValueError("n_particles must be >= 2, alpha and beta in (0, 1)")
         self.n_particles, self.alpha, self.beta = int(n_particles), float(alpha), float(beta)
+        self.kernel = kernel_code(kernel)
         self.rng = np.random.default_rng(rng)
         self._cache_key, self._cache = None, None
 
@@ -445,6 +453,7 @@ class GraphParticleGibbs(BlockedStep):
             hyper.phi,
             hyper.phi_post,
             hyper.consts,
+            self.kernel,
         )
         edges = adjacency_to_edges(new)
         point = {**point, name: edges.astype(self.vars[0].dtype)}

@@ -8,7 +8,7 @@ import numpy as np
 
 from .decomposable import enumerate_decomposable
 from .evidence import Hyper, graph_log_evidence, graph_log_predictive, new_cache
-from .particle_gibbs import particle_gibbs
+from .particle_gibbs import KERNELS, particle_gibbs
 
 
 class GraphDraws(NamedTuple):
@@ -36,10 +36,13 @@ def sample_graphs(
     seed=0,
     cache=None,
     log_q_offset=0.0,
+    kernel="christmas_tree",
 ) -> GraphDraws:
     """Particle Gibbs draws of the class's graph (:mod:`pymc_knn.graphical.particle_gibbs`).
 
-    ``log_q_offset`` is for the tests' negative control only (a wrong kernel probability).
+    ``kernel`` is ``"christmas_tree"`` (the paper's kernel over junction trees) or
+    ``"simplicial"`` (the node-by-node expansion kernel over graphs). ``log_q_offset`` is for the
+    tests' negative control only (a wrong kernel probability).
     """
     p = hyper.phi.shape[0]
     cache = new_cache() if cache is None else cache
@@ -55,8 +58,16 @@ def sample_graphs(
         hyper.phi,
         hyper.phi_post,
         hyper.consts,
+        kernel_code(kernel),
     )
     return GraphDraws(graphs, loglik)
+
+
+def kernel_code(kernel: str) -> int:
+    """The numba code of an expansion kernel's name; a ``ValueError`` for an unknown one."""
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
+    return KERNELS[kernel]
 
 
 def graph_frequencies(graphs) -> tuple[np.ndarray, np.ndarray]:
