@@ -8,6 +8,7 @@ from pymc.sampling.mcmc import assign_step_methods
 
 from pymc_knn.graphical import class_hyper, exact_graph_posterior
 from pymc_knn.graphical.decomposable import enumerate_decomposable
+from pymc_knn.graphical.evidence import cliques_and_separators, log_evidence_sets, new_cache
 from pymc_knn.graphical.model import (
     DecomposableGraph,
     GaussianGraphicalEvidence,
@@ -139,6 +140,58 @@ def test_delta_with_a_prior():
     assert (idata.posterior["delta"] > 0).all()
     assert idata.posterior["delta"].std() > 0
     assert idata.posterior["G"].sum("G_dim_0").std() > 0
+
+
+def _exact_joint(X, name, grid, log_prior):
+    """The exact joint posterior of (G, nu or delta) on a grid of the parameter (uniform graph
+    prior, every decomposable graph on 4 nodes): the parameter's mean and the graph marginal."""
+    graphs = enumerate_decomposable(X.shape[1])
+    sets = [cliques_and_separators(g) for g in graphs]
+    log_joint = np.empty((grid.size, len(graphs)))
+    for i, v in enumerate(grid):
+        h = class_hyper(X, **{name: float(v)})
+        cache = new_cache()
+        log_joint[i] = [
+            log_evidence_sets(c, s, cache, h.phi, h.phi_post, h.consts) for c, s in sets
+        ]
+    log_joint += log_prior(grid)[:, None]
+    w = np.exp(log_joint - log_joint.max())
+    marginal_v = np.trapezoid(w.sum(1), grid)
+    mean_v = np.trapezoid(grid * w.sum(1), grid) / marginal_v
+    graph_probs = np.trapezoid(w, grid, axis=0) / marginal_v
+    return graphs, graph_probs, mean_v
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["delta", "nu"])
+def test_joint_posterior_with_a_free_hyperparameter_matches_enumeration(name):
+    """(G, delta) or (G, nu) by pm.sample (particle Gibbs for G, PyMC's gradient-free step for
+    the other) against the exact joint posterior: every graph times a fine grid of the
+    parameter. delta changes each clique's degrees of freedom, so it moves with the graph; with
+    the class mean as mu, nu enters f(X | G) only as (nu / (nu + n))^(p / 2), whatever G."""
+    X = _chain_data()
+    grid = np.linspace(1e-4, 25.0, 2501)  # Gamma(2, 1) leaves 3e-10 beyond 25
+    graphs, probs, mean_v = _exact_joint(X, name, grid, lambda v: np.log(v) - v)
+    with pm.Model():
+        G = DecomposableGraph("G", p=4)
+        v = pm.Gamma(name, 2.0, 1.0)
+        GaussianGraphicalEvidence("X", graph=G, observed=X, **{name: v})
+        idata = pm.sample(
+            draws=6000,
+            tune=1000,
+            chains=2,
+            random_seed=11,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    draws = idata.posterior[name]
+    mcse = float(az.mcse(draws)[name])
+    assert abs(float(draws.mean()) - mean_v) <= 4 * mcse + 0.01
+    # the check has power: the exact mean under a Gamma(3, 1) prior is rejected
+    wrong = _exact_joint(X, name, grid, lambda v: 2 * np.log(v) - v)[2]
+    assert abs(float(draws.mean()) - wrong) > 4 * mcse + 0.01
+    edges = idata.posterior["G"].values.reshape(-1, idata.posterior["G"].shape[-1])
+    assert _tv(edges, graphs, probs) <= 0.03
 
 
 @pytest.mark.parametrize(
