@@ -9,8 +9,8 @@ default draws and tune (1000 + 1000), the docs' priors
 
 and the step pm.sample assigns (``pk.Exchange``), or ``--method moller|pseudo``. One JSON line
 per fit goes to ``--out`` (appended): wall time of ``pm.sample`` (after a two-draw run that
-compiles the kernels; the model's PyTensor graph is still compiled inside, about 0.5 s), PyMC's
-sampling time,
+compiles the kernels; the model's PyTensor graph is still compiled inside, about 0.5 s), the
+machine's speed just after (``probe_ms``: a fixed Swendsen-Wang workload), PyMC's sampling time,
 r_hat, ess_bulk and ess_tail of every parameter, ESS per second, acceptance and iterations per
 draw. ``--table`` prints the Markdown table of a results file.
 
@@ -80,6 +80,24 @@ def build(X, y, model):
     return m
 
 
+def probe_ms(sweeps=400):
+    """The machine's speed at the time: milliseconds of ``sweeps`` Swendsen-Wang sweeps of
+    Ripley's kNN graph (k = 13, beta = 1.45; best of 3), a fixed workload to set walls measured
+    on different days or machines against each other (they differ by 2x and more)."""
+    import pymc_knn as pk
+
+    X, y, *_ = pk.datasets.load_ripley("train")
+    coupling = pk.KNNGraph(X, k_max=13).coupling(13)
+    rng = np.random.default_rng(0)
+    pk.samplers.swendsen_wang(coupling, 1.45, y, n_classes=2, rng=rng, sweeps=1)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        pk.samplers.swendsen_wang(coupling, 1.45, y, n_classes=2, rng=rng, sweeps=sweeps)
+        times.append(time.perf_counter() - t0)
+    return round(1e3 * min(times), 2)
+
+
 def fit(data, model, seed, method, chains, cores):
     import arviz as az
     import pymc as pm
@@ -130,6 +148,7 @@ def fit(data, model, seed, method, chains, cores):
         "seed": seed,
         "chains": chains,
         "wall": round(wall, 2),
+        "probe_ms": probe_ms(),
         "sampling_time": round(float(ss.attrs.get("sampling_time", np.nan)), 2),
         "accept": round(float(ss["accept"].mean()), 3),
         "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
@@ -161,9 +180,9 @@ def table(path):
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     print(
         "| data (n, p, G) | model | method | seed | wall s | ESS/s (min) | r_hat (max) | "
-        "ess_bulk min | ess_tail min | accept | iterations/draw | pass |"
+        "ess_bulk min | ess_tail min | accept | iterations/draw | pass | probe ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         params = [v for v in r["mean"] if v not in r.get("constant", [])]
         rhat = max((r[v]["r_hat"] for v in params), default=np.nan)
@@ -174,7 +193,7 @@ def table(path):
             f"| {r['data']} ({r['n']}, {r['p']}, {r['G']}) | {r['model']} | {r['method']} | "
             f"{r['seed']} | {r['wall']:.1f} | {bulk / r['wall']:.0f} | {rhat:.3f} | "
             f"{bulk:.0f} | {tail:.0f} | {r['accept']:.2f} | {min(its)}-{max(its)} | "
-            f"{'yes' if r['ok'] else '**no**'} |"
+            f"{'yes' if r['ok'] else '**no**'} | {r.get('probe_ms', '')} |"
         )
 
 
