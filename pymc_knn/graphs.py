@@ -686,6 +686,7 @@ class DistanceGraph(NeighbourGraph):
         self._build(min(self.n_points - 1, DNN_START_WIDTH))
         if sigma_max is not None:
             self.cover(check_positive(sigma_max, "sigma_max"))
+        self._built = (self._rows, self._shells, self._shell_step, self._shell_sigma)
 
     @property
     def sparse(self) -> bool:
@@ -827,6 +828,16 @@ class DistanceGraph(NeighbourGraph):
             self._build(width, sigma)
             grew = True
         return grew
+
+    def reset(self) -> bool:
+        """Put back the table the graph was built with (before any :meth:`cover` since);
+        whether it had been widened. A step's every chain starts from it, so its draws do not
+        depend on the chains or the runs sampled before it in the same process (same seed, same
+        draws with ``cores=1`` or more, and on a second ``pm.sample``)."""
+        if not self.sparse or self._rows is self._built[0]:
+            return False
+        self._rows, self._shells, self._shell_step, self._shell_sigma = self._built
+        return True
 
     def max_width(self) -> int:
         """The widest kept table the working-memory budget allows."""

@@ -306,3 +306,25 @@ def test_build_memory_stays_linear_in_n():
         cwd=str(__import__("pathlib").Path(pk.__file__).parents[1]),
     )
     assert int(out.stdout.split()[-1]) < 200 * 1024  # KiB
+
+
+@pytest.mark.parametrize("engine", ["brute", "kd_tree"])
+def test_serial_kernels_equal_the_parallel_ones(engine, monkeypatch):
+    """In a process forked from one whose numba OpenMP pool ran (a PyMC chain widening a kept
+    d-nn table) the search runs its serial twins: the same answers."""
+    from pymc_knn import _search
+
+    X = np.random.default_rng(4).normal(size=(600, 3)).round(1)  # ties
+    Q = np.random.default_rng(5).normal(size=(50, 3)).round(1)
+    search = _search.NeighbourSearch(X, engine)
+    answers = []
+    for serial in (False, True):
+        monkeypatch.setattr(_search, "_forked_from_pool", serial)
+        nb, sq = search.graph(20)
+        answers.append(
+            (nb, sq, *search.nearest(Q, 20), search.shells(sq[:, -1], 0.05, 6, False))
+            + search.reverse(Q, sq)
+        )
+    assert _search._kernels() is _search._serial_kernels()
+    for a, b in zip(*answers):
+        np.testing.assert_array_equal(a, b)

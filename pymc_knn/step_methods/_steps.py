@@ -558,6 +558,8 @@ class PottsStep(BlockedStep):
     def set_rng(self, rng):
         """PyMC's call at the start of every chain (sequential or parallel): a fresh chain."""
         super().set_rng(rng)
+        if not self.term.is_knn and self.term.graph.reset():  # widened by an earlier chain
+            self.field = _field(self.term, self.field.y)
         self.chain = self._new_chain()
         self.tune = self.adapt
 
