@@ -37,7 +37,7 @@ from ._adaptation import (
     RELAX_CHAINS,
     TARGET_ACCEPT,
     Adaptation,
-    relax_margin,
+    relaxed,
 )
 from ._labels import impute_nearest
 from ._tractable import TractableLogp
@@ -595,12 +595,11 @@ class PottsStep(BlockedStep):
     def _relax(self, chain, beta, theta):
         """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the fewest (growing by
         ``RELAX_GROWTH`` from the current: they never fall) after which ``RELAX_CHAINS``
-        auxiliary chains have relaxed (:func:`relax_margin`), at most ``MAX_AUX_SWEEPS``. A
-        marginal failure (margin in ``(1, 2]``) grows the sweeps only when a second,
-        independent check fails too: a relaxed chain fails one check about one time in twenty,
-        and tuning runs a check per window, so single failures ratcheted the sweeps up (crabs,
-        ball kernel: 28-81 sweeps where 10-20 keep the same posterior). A clear failure grows
-        them at once (a check at 10^5 points takes minutes). A point
+        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``. The sweeps
+        grow only when a second, independent check fails too: a relaxed chain fails one check
+        about one time in twenty, and tuning runs a check per window, so single failures
+        ratcheted the sweeps up (crabs, ball kernel: 28-81 sweeps where 10-20 keep the same
+        posterior). A point
         within ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not
         checked again: once a large data set's posterior has narrowed, every later window
         would repeat a check that costs ``RELAX_CHAINS`` auxiliary runs."""
@@ -610,10 +609,7 @@ class PottsStep(BlockedStep):
             if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
                 return
         while True:
-            margin = self._relax_margin(chain, beta, theta, s)
-            if 1.0 < margin <= 2.0:  # a marginal failure, once in twenty for relaxed chains
-                margin = self._relax_margin(chain, beta, theta, s)
-            ok = margin <= 1.0
+            ok = self._relaxed(chain, beta, theta, s) or self._relaxed(chain, beta, theta, s)
             if ok or s >= MAX_AUX_SWEEPS:
                 break
             s = min(max(s + 1, round(s * RELAX_GROWTH)), MAX_AUX_SWEEPS)
@@ -622,9 +618,9 @@ class PottsStep(BlockedStep):
         chain.relaxed_at = (beta, theta, s) if ok else ()
         chain.adaptation.aux_sweeps = s
 
-    def _relax_margin(self, chain, beta, theta, sweeps) -> float:
-        """One relaxation check of ``sweeps`` at ``(beta, theta)`` (:func:`relax_margin`)."""
-        return relax_margin(
+    def _relaxed(self, chain, beta, theta, sweeps) -> bool:
+        """One relaxation check of ``sweeps`` at ``(beta, theta)`` (:func:`relaxed`)."""
+        return relaxed(
             *mcmc.relaxation(self.field, chain.aux, beta, theta, sweeps, RELAX_CHAINS, self.rng)
         )
 
