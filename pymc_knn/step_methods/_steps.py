@@ -594,12 +594,8 @@ class PottsStep(BlockedStep):
 
     def _relax(self, chain, beta, theta):
         """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the fewest (growing by
-        ``RELAX_GROWTH`` from the current: they never fall) after which ``RELAX_CHAINS``
-        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``. The sweeps
-        grow only when a second, independent check fails too: a relaxed chain fails one check
-        about one time in twenty, and tuning runs a check per window, so single failures
-        ratcheted the sweeps up (crabs, ball kernel: 28-81 sweeps where 10-20 keep the same
-        posterior). A point
+        ``RELAX_GROWTH`` from the current: they never fall, a check being noisy) after which ``RELAX_CHAINS``
+        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``. A point
         within ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not
         checked again: once a large data set's posterior has narrowed, every later window
         would repeat a check that costs ``RELAX_CHAINS`` auxiliary runs."""
@@ -609,7 +605,9 @@ class PottsStep(BlockedStep):
             if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
                 return
         while True:
-            ok = self._relaxed(chain, beta, theta, s) or self._relaxed(chain, beta, theta, s)
+            ok = relaxed(
+                *mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS, self.rng)
+            )
             if ok or s >= MAX_AUX_SWEEPS:
                 break
             s = min(max(s + 1, round(s * RELAX_GROWTH)), MAX_AUX_SWEEPS)
@@ -617,12 +615,6 @@ class PottsStep(BlockedStep):
         chain.relaxed = ok
         chain.relaxed_at = (beta, theta, s) if ok else ()
         chain.adaptation.aux_sweeps = s
-
-    def _relaxed(self, chain, beta, theta, sweeps) -> bool:
-        """One relaxation check of ``sweeps`` at ``(beta, theta)`` (:func:`relaxed`)."""
-        return relaxed(
-            *mcmc.relaxation(self.field, chain.aux, beta, theta, sweeps, RELAX_CHAINS, self.rng)
-        )
 
     def _seed_ridge(self, chain, x, beta, k) -> None:
         """When ``k`` has not moved in a whole window, the ridge of ``k`` moves (the shift of
