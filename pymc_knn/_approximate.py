@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import search as _k
+from ._forksafe import ForkSafe
+from .kernels import search
+
+_k = ForkSafe(search)
 
 INSTALL = "pip install 'pymc-knn[approximate]' (or pip install pynndescent)"
 EXTRA_CANDIDATES = 8

@@ -59,7 +59,10 @@ def predictive_labels(term: PottsTerm, beta, theta, X_new, rng) -> np.ndarray:
     What ``pm.sample_posterior_predictive`` draws after ``pm.set_data`` moved a ``pm.Data``
     covariate to new points.
     """
-    from .kernels import predictive as _k
+    from ._forksafe import ForkSafe
+    from .kernels import predictive
+
+    _k = ForkSafe(predictive)
 
     if term.labels is None or (term.labels < 0).any():
         raise ValueError(

@@ -19,15 +19,15 @@ points in numba. Both are exact and agree; ``"exact"`` picks one (:func:`choose_
 
 from __future__ import annotations
 
-import functools
-import os
-import types
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
-from .kernels import search as _k
+from ._forksafe import ForkSafe, forked_from_pool
+from .kernels import search
+
+_k = ForkSafe(search)
 
 ALGORITHMS = ("exact", "kd_tree", "brute", "approximate")
 BRUTE_MAX_N = 1024
@@ -55,46 +55,8 @@ def choose_engine(n: int, p: int, K: int) -> str:
     return "kd_tree"
 
 
-_forked_from_pool = False
-
-
-def _note_fork() -> None:
-    """In a process just forked: whether numba's OpenMP pool ran in the parent. There it cannot
-    run (GNU OpenMP ends the process: "Terminating: fork() called from a process already using
-    GNU OpenMP"), which is where a PyMC chain of a d-nn model widens its kept table."""
-    global _forked_from_pool
-    try:
-        _forked_from_pool = _forked_from_pool or numba.threading_layer() == "omp"
-    except ValueError:  # no parallel kernel has run in the parent
-        pass
-
-
-os.register_at_fork(after_in_child=_note_fork)
-
-
-@functools.cache
-def _serial_kernels() -> types.SimpleNamespace:
-    """:mod:`pymc_knn.kernels.search` compiled without numba's thread pool (``prange`` runs as
-    ``range``; cached apart from the parallel kernels under their own names)."""
-    kernels = {}
-    for name in dir(_k):
-        kernel = getattr(_k, name)
-        if getattr(kernel, "targetoptions", {}).get("parallel"):
-            f = kernel.py_func
-            twin = types.FunctionType(f.__code__, f.__globals__, f"{name}_serial", f.__defaults__)
-            twin.__qualname__ = f"{f.__qualname__}_serial"
-            kernels[name] = numba.njit(cache=True)(twin)
-    return types.SimpleNamespace(**kernels)
-
-
-def _kernels():
-    """The search kernels this process can run: parallel, or serial in a fork of a process
-    whose numba OpenMP pool ran (:func:`_note_fork`)."""
-    return _serial_kernels() if _forked_from_pool else _k
-
-
 def _threads() -> int:
-    return 1 if _forked_from_pool else max(1, numba.get_num_threads())
+    return 1 if forked_from_pool() else max(1, numba.get_num_threads())
 
 
 def _slices(m: int, size: int):
@@ -188,7 +150,7 @@ class NeighbourSearch:
         if self.engine == "brute":
             for s in _slices(m, WORK_PAIRS // self.X.shape[0]):
                 blocks = min(_threads() * 4, s.stop - s.start)
-                _kernels().brute_knn(Q[s], self.X, self_index[s], K, blocks, nb[s], sq[s])
+                _k.brute_knn(Q[s], self.X, self_index[s], K, blocks, nb[s], sq[s])
         else:
             c = min(self.X.shape[0], K + 2)
             for s in _slices(m, CHUNK_ENTRIES // c):
@@ -202,13 +164,13 @@ class NeighbourSearch:
         cand, last = tree.candidates(Q, c)
         complete = np.empty(Q.shape[0], dtype=np.bool_)
         tol = 1e-9 + 8 * Q.shape[1] * np.finfo(float).eps
-        _kernels().exact_candidates(Q, self.X, self_index, cand, last, tol, K, nb, sq, complete)
+        _k.exact_candidates(Q, self.X, self_index, cand, last, tol, K, nb, sq, complete)
         redo = np.flatnonzero(~complete)
         if redo.size:
             limit = np.where(np.isfinite(sq[redo, K - 1]), sq[redo, K - 1], np.inf)
             nb2 = np.empty((redo.size, K), dtype=np.int64)
             sq2 = np.empty((redo.size, K))
-            _kernels().tree_knn_within(
+            _k.tree_knn_within(
                 np.ascontiguousarray(Q[redo]),
                 tree.points,
                 self_index[redo],
@@ -231,7 +193,7 @@ class NeighbourSearch:
         for s in _slices(n, WORK_PAIRS // n):  # short calls: Ctrl-C is checked between them
             if self.engine == "brute":
                 blocks = min(_threads() * 4, s.stop - s.start)
-                _kernels().brute_shells(
+                _k.brute_shells(
                     self.X[s],
                     self.X,
                     self_index[s],
@@ -242,7 +204,7 @@ class NeighbourSearch:
                     counts[s],
                 )
             else:
-                _kernels().tree_shells(
+                _k.tree_shells(
                     self.X[s],
                     self.tree.points,
                     self_index[s],
@@ -298,13 +260,13 @@ class NeighbourSearch:
         if self.engine == "brute":
             for s in _slices(m, WORK_PAIRS // self.X.shape[0]):
                 blocks = min(_threads() * 4, s.stop - s.start)
-                _kernels().brute_reverse(
+                _k.brute_reverse(
                     Q[s], self.X, sq_sorted, reach, blocks, cap, counts[s], index[s], enter[s]
                 )
             return
         t = self.tree
         point_reach = np.ascontiguousarray(reach[t.index])
         node_reach = _k.node_max(point_reach, t.start, t.end, t.leaf)
-        _kernels().tree_reverse(
+        _k.tree_reverse(
             Q, t.points, sq_sorted, point_reach, node_reach, *t.arrays, cap, counts, index, enter
         )

@@ -48,7 +48,10 @@ from ._validation import (
 from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k, warn_if_capped
 from .kernels.energy import log_pl_derivatives
 from .kernels.structure import knn_counts_next
-from .kernels import predictive as _k
+from ._forksafe import ForkSafe
+from .kernels import predictive
+
+_k = ForkSafe(predictive)
 
 __all__ = ["Korea", "korea"]
 

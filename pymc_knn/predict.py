@@ -45,10 +45,13 @@ from pytensor.graph.traversal import ancestors
 from ._progress import progress
 from ._validation import as_float, check_covariates, working_memory_bytes
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph, knn_graph_bytes
-from .kernels import predictive as _k
+from ._forksafe import ForkSafe
+from .kernels import predictive
 from .distributions import potts_node
 from .records import recorded_terms, term_from_idata
 from .terms import COUPLING_CACHE_BYTES, PottsTerm
+
+_k = ForkSafe(predictive)
 
 __all__ = [
     "add_predictions",

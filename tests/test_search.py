@@ -311,20 +311,52 @@ def test_build_memory_stays_linear_in_n():
 @pytest.mark.parametrize("engine", ["brute", "kd_tree"])
 def test_serial_kernels_equal_the_parallel_ones(engine, monkeypatch):
     """In a process forked from one whose numba OpenMP pool ran (a PyMC chain widening a kept
-    d-nn table) the search runs its serial twins: the same answers."""
-    from pymc_knn import _search
+    d-nn table) the search runs serial twins of its kernels: the same answers."""
+    from pymc_knn import _forksafe, _search
 
     X = np.random.default_rng(4).normal(size=(600, 3)).round(1)  # ties
     Q = np.random.default_rng(5).normal(size=(50, 3)).round(1)
     search = _search.NeighbourSearch(X, engine)
     answers = []
     for serial in (False, True):
-        monkeypatch.setattr(_search, "_forked_from_pool", serial)
+        monkeypatch.setattr(_forksafe, "_forked_from_pool", serial)
         nb, sq = search.graph(20)
         answers.append(
             (nb, sq, *search.nearest(Q, 20), search.shells(sq[:, -1], 0.05, 6, False))
             + search.reverse(Q, sq)
         )
-    assert _search._kernels() is _search._serial_kernels()
+        parallel = _search._k.brute_knn.targetoptions.get("parallel", False)
+        assert parallel is not serial
     for a, b in zip(*answers):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_process_forked_after_a_parallel_kernel_runs_them_too():
+    """A fork (PyMC's chain processes, a multiprocessing pool on Linux) of a session where the
+    neighbour search ran widens a kept d-nn table and predicts: numba's GNU OpenMP layer would
+    end it ("Terminating: fork() called from a process already using GNU OpenMP") but for the
+    serial twins, which give the parent's answers."""
+    code = textwrap.dedent(
+        """
+        import multiprocessing
+        import numpy as np
+        import pymc_knn as pk
+
+        X, y, *_ = pk.datasets.load_ripley("train")
+        Z = np.random.default_rng(0).normal(size=(30, 2))
+        sigmas, weights = np.array([0.1, 0.3]), np.ones(2)
+
+        def work(graph):
+            graph.cover(0.3)  # the search again
+            return graph.width, graph.strengths(Z, y, sigmas, weights)
+
+        here = work(pk.DistanceGraph(X, drop_tol=1e-6))
+        fresh = pk.DistanceGraph(X, drop_tol=1e-6)
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            there = pool.apply(work, (fresh,))
+        assert here[0] == there[0] and np.array_equal(here[1], there[1]), (here, there)
+        print("same")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "same" in out.stdout, out.stderr[-2000:]

@@ -1,0 +1,59 @@
+"""numba's parallel kernels in processes forked from one where they ran.
+
+numba's OpenMP threading layer (GNU OpenMP: numba's default on Linux without TBB) ends a process
+that runs a ``parallel=True`` kernel after being forked from a process where such a kernel ran
+("Terminating: fork() called from a process already using GNU OpenMP, this is unsafe."). PyMC
+forks its chain processes on Linux, and a d-nn model's chains widen their kept tables with the
+parallel neighbour search; a user's ``multiprocessing`` pool (fork) may predict. In such a
+process, :class:`ForkSafe` hands out serial twins of the parallel kernels (``prange`` runs as
+``range``; compiled and cached under their own names): the same answers, on one thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+
+import numba
+
+_forked_from_pool = False
+
+
+def _note_fork() -> None:
+    global _forked_from_pool
+    try:
+        _forked_from_pool = _forked_from_pool or numba.threading_layer() == "omp"
+    except ValueError:  # no parallel kernel has run in the parent
+        pass
+
+
+os.register_at_fork(after_in_child=_note_fork)
+
+
+def forked_from_pool() -> bool:
+    """Whether this process was forked from one whose numba OpenMP pool ran."""
+    return _forked_from_pool
+
+
+@functools.cache
+def serial(kernel):
+    """``kernel`` (a ``parallel=True`` numba function) compiled without the thread pool."""
+    f = kernel.py_func
+    twin = types.FunctionType(f.__code__, f.__globals__, f"{f.__name__}_serial", f.__defaults__)
+    twin.__qualname__ = f"{f.__qualname__}_serial"
+    return numba.njit(cache=True)(twin)
+
+
+class ForkSafe:
+    """A kernels module whose parallel kernels are their serial twins in a process forked from
+    one whose numba OpenMP pool ran (:func:`forked_from_pool`), and themselves elsewhere."""
+
+    def __init__(self, module: types.ModuleType):
+        self._module = module
+
+    def __getattr__(self, name):
+        kernel = getattr(self._module, name)
+        if _forked_from_pool and getattr(kernel, "targetoptions", {}).get("parallel"):
+            return serial(kernel)
+        return kernel
