@@ -12,6 +12,7 @@ process, :class:`ForkSafe` hands out serial twins of the parallel kernels (``pra
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import types
 
@@ -52,7 +53,18 @@ class ForkSafe:
     def __init__(self, module: types.ModuleType):
         self._module = module
 
+    @classmethod
+    def of(cls, name: str) -> ForkSafe:
+        """The wrapper of the module named ``name`` (how a pickled one comes back: dask and
+        cloudpickle may send a function that refers to one by value)."""
+        return cls(importlib.import_module(name))
+
+    def __reduce__(self):
+        return ForkSafe.of, (self._module.__name__,)
+
     def __getattr__(self, name):
+        if name.startswith("__") or name == "_module":  # not set yet: unpickling, copying
+            raise AttributeError(name)
         kernel = getattr(self._module, name)
         if _forked_from_pool and getattr(kernel, "targetoptions", {}).get("parallel"):
             return serial(kernel)

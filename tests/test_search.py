@@ -360,3 +360,17 @@ def test_a_process_forked_after_a_parallel_kernel_runs_them_too():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "same" in out.stdout, out.stderr[-2000:]
+
+
+def test_the_fork_safe_kernels_survive_pickling():
+    """dask (cloudpickle) may send a function that refers to them by value."""
+    import pickle
+
+    import cloudpickle
+
+    from pymc_knn import _forksafe, predict
+
+    for dumps, loads in ((pickle.dumps, pickle.loads), (cloudpickle.dumps, cloudpickle.loads)):
+        back = loads(dumps(predict._k))
+        assert isinstance(back, _forksafe.ForkSafe)
+        assert back.knn_strengths is predict._k.knn_strengths
