@@ -192,7 +192,21 @@ def child_sample(n, p, what, draws):
     X, y = data(n, p)
     X_new, y_new = data(10_000, p, seed=1)
 
-    def sample(X, y, draws):
+    def progress(trace, draw):
+        """Every 25th draw of each chain to stderr (the parent passes it through): where the
+        time goes, live."""
+        if draw.draw_idx % 25 == 0:
+            stats = draw.stats[0]
+            print(
+                f"{time.perf_counter() - start:8.1f} s  chain {draw.chain} draw {draw.draw_idx}"
+                f" {'tune' if draw.tuning else 'draw'}  iterations {stats['iterations']}"
+                f"  sweeps {stats['aux_sweeps']:.0f}  accept {stats['accept']:.2f}"
+                f"  k {draw.point['k']}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def sample(X, y, draws, callback=None):
         with pm.Model() as model:
             pk.PottsKNN(
                 "y", X=X, beta=pm.Uniform("beta", 0, 4), k=pm.DiscreteUniform("k", 1, K), observed=y
@@ -205,11 +219,13 @@ def child_sample(n, p, what, draws):
                 random_seed=1,
                 progressbar=False,
                 compute_convergence_checks=False,
+                callback=callback,
             )
         return model, idata
 
     sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
-    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws))
+    start = time.perf_counter()
+    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws, progress))
     summary = az.summary(idata, var_names=["beta", "k"], kind="diagnostics")
     proba = pk.predict_proba(idata, X_new, model=model, progressbar=False)
     error = float(np.mean(proba.mean(("chain", "draw")).values.argmax(axis=-1) != y_new))
@@ -239,15 +255,17 @@ def run(spec):
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
+    live = spec["job"] == "sample"  # its progress lines go to our stderr as they come
     out = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps(spec)],
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=None if live else subprocess.PIPE,
         text=True,
         env=env,
     )
     if out.returncode:
-        return {**spec, "error": out.stderr.strip().splitlines()[-1]}
+        return {**spec, "error": "see stderr" if live else out.stderr.strip().splitlines()[-1]}
     return {**spec, **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
