@@ -49,7 +49,10 @@ from .kernels import energy as _energy
 from .kernels import knn_energy_all_k
 from .kernels import structure as _s
 from ._forksafe import ForkSafe
-from .kernels import search as _search_kernels
+from .kernels import predictive, search
+
+_search_k = ForkSafe(search)
+_p = ForkSafe(predictive)
 
 __all__ = [
     "Coupling",
@@ -479,9 +482,7 @@ class KNNGraph(NeighbourGraph):
         self.algorithm = algorithm
         self._search = NeighbourSearch(self.X, algorithm, self.k_max)
         self.neighbours, self.sq_distances = self._search.graph(self.k_max)
-        self.reverse_rank = ForkSafe(_search_kernels).reverse_ranks_sorted(
-            self.neighbours, self.sq_distances
-        )
+        self.reverse_rank = _search_k.reverse_ranks_sorted(self.neighbours, self.sq_distances)
 
     def check_k(self, k) -> int:
         """``k`` as an int in ``1..k_max`` or a ``ValueError``."""
@@ -891,11 +892,6 @@ class DistanceGraph(NeighbourGraph):
         :func:`pymc_knn.kernels.predictive.dnn_strengths`), with no ``(m, n)`` array on a kept
         table: each new point's kept row and the training rows it enters, from neighbour
         queries."""
-        from ._forksafe import ForkSafe
-        from .kernels import predictive
-
-        _p = ForkSafe(predictive)
-
         sigmas = np.asarray(sigmas, dtype=np.float64)
         K = DNN_KERNELS[self.kernel]
         if not self.sparse:
