@@ -4,11 +4,13 @@ One chain of ``pm.sample`` tunes ``pk.Exchange`` (PyMC's 1000 tuning draws, the 
 ``bench_defaults.py``); then, from the chain's last position and with its tuned proposal, the
 iteration kernel runs ``--iterations`` iterations once for each variant of the long-range
 graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn from the density
-fitted to the tuning draws), each as the given share of graph moves. Printed per variant: the
+fitted to the tuning draws), each as the given share of graph moves, without beta jumps; or
+``beta``: graph jumps as tuned, and the given share of beta moves beta jumps. Printed per variant: the
 share and acceptance of each move type, and the integrated autocorrelation time (Geyer) per
 iteration of beta, of ``k`` or ``sigma`` and of their 5% and 95% tail indicators.
 
     python benchmarks/bench_moves.py wine ball --variants wide:0.25 jump:0.25 jump:0.5 jump:0.75
+    python benchmarks/bench_moves.py pima symmetrised --variants jump:0.5 beta:0.5 beta:0.75
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ MOVES = {
     mcmc.GRAPH_MOVE: "graph",
     mcmc.WIDE_MOVE: "wide",
     mcmc.JUMP_MOVE: "jump",
+    mcmc.BETA_JUMP: "beta jump",
     mcmc.NULL_MOVE: "null",
 }
 
@@ -61,7 +64,10 @@ def tuned_step(data, model, seed):
 
 def run(step, x, variant, share, iterations, seed):
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
-    p = p._replace(p_wide=share)
+    if variant == "beta":
+        p = p._replace(p_beta_jump=share)
+    else:
+        p = p._replace(p_wide=share, p_beta_jump=0.0)
     if variant == "wide":
         p = p._replace(jump=np.zeros((p.jump.shape[0], 0, 3)))
     lp, beta, theta = step.tractable.evaluate(x)

@@ -10,11 +10,18 @@ from pymc_knn.kernels.mcmc import (
     BETA_MOVE,
     GRAPH_MOVE,
     _normal_mass,
+    beta_jump_log_density,
     bridge_fields,
     jump_log_density,
 )
 from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
-from pymc_knn.step_methods._adaptation import FIRST_WINDOW, TARGET_NOISE, Adaptation
+from pymc_knn.step_methods._adaptation import (
+    BETA_JUMP_SCALE,
+    FIRST_WINDOW,
+    MIN_GRAPH_SHARE,
+    TARGET_NOISE,
+    Adaptation,
+)
 
 
 def ar1(rho, n, rng):
@@ -268,3 +275,48 @@ def test_later_windows_pool_their_draws_for_the_jump_density(rng):
     third = np.column_stack([rng.normal(size=4 * n), rng.normal(0.0, 0.1, 4 * n)])
     assert observe(a, rows(third, rng), acc=0.3)
     assert h(9.0) < 0.01 < 0.1 < h(3.0) and h(0.0) > 1.0
+
+
+def test_a_window_fits_the_beta_jump_to_beta_given_the_graph(rng):
+    """Beta's coordinates (u, v) whose mean moves with k: the beta jump's normal is their
+    regression on k and, BETA_JUMP_SCALE times wider, their covariance given k; its density
+    (with the broad component) integrates to one."""
+    a = adaptation(n_free=2)
+    assert a.beta_chol.shape == (0, 0)  # no fit yet: random-walk beta moves only
+    n = FIRST_WINDOW
+    k = rng.integers(1, 30, size=n).astype(float)
+    u = 1.0 + 0.1 * k + rng.normal(size=n)
+    v = -2.0 + 0.5 * u + 0.2 * rng.normal(size=n)
+    assert observe(a, rows(np.column_stack([u, v, k]), rng), acc=0.3)
+    np.testing.assert_allclose(a.beta_centre[:, 1], [0.1, 0.05], atol=0.03)
+    np.testing.assert_allclose(a.beta_centre[:, 0], [1.0, -1.5], atol=0.3)
+    cov = a.beta_chol @ a.beta_chol.T / BETA_JUMP_SCALE**2
+    np.testing.assert_allclose(cov, [[1.0, 0.5], [0.5, 0.29]], rtol=0.25)
+    p = a.proposal(np.array([0, 1]), np.array([2]), np.array([1]), np.array([30]))
+
+    def h(x0, x1):
+        return math.exp(beta_jump_log_density(p, np.array([x0, x1, 10.0])))
+
+    det = 2 * math.pi  # the kernel's density drops the normal's constant
+    total = integrate.dblquad(lambda x1, x0: h(x0, x1) / det, -30, 30, -30, 30)[0]
+    assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_graph_moves_give_way_when_the_graph_mixes_faster(rng):
+    """A k that mixes at once beside a slow beta: the graph's share falls to p* = t_g / (t_b +
+    t_g) of the times per own move, not below MIN_GRAPH_SHARE; a graph as slow as beta keeps
+    the equal-time share."""
+    n = FIRST_WINDOW
+    fast = adaptation()
+    assert fast.p_graph == 0.5
+    block = np.column_stack([ar1(0.95, n, rng), rng.integers(1, 30, size=n)])
+    assert observe(fast, rows(block, rng), acc=0.3)
+    tau_b = integrated_time(block[:, 0])
+    assert tau_b > 10
+    assert MIN_GRAPH_SHARE <= fast.p_graph < 0.5
+    assert fast.p_graph == pytest.approx(max(MIN_GRAPH_SHARE, 1 / (1 + tau_b)), rel=0.5)
+    slow = adaptation()
+    x = ar1(0.95, n, rng)
+    block = np.column_stack([x, np.round(10 + 3 * x)])
+    assert observe(slow, rows(block, rng), acc=0.3)
+    assert slow.p_graph == pytest.approx(0.5, abs=0.05)

@@ -81,13 +81,14 @@ def test_a_passed_check_is_not_repeated_at_the_same_point(blobs, monkeypatch):
     with _model(X, y):
         step = pk.Exchange(rng=1)
     calls = []
-    real = mcmc.relaxation
+    real = mcmc.relaxation_sweeps
 
     def counting(*args):
-        calls.append(args[2:4])
+        if args[6] == 0:  # a new check (not the extension of a failed one)
+            calls.append(args[2:4])
         return real(*args)
 
-    monkeypatch.setattr(mcmc, "relaxation", counting)
+    monkeypatch.setattr(mcmc, "relaxation_sweeps", counting)
     chain = step.chain
     step._relax(chain, 0.5, 3.0)
     assert chain.relaxed and len(calls) == 1
@@ -181,3 +182,30 @@ def test_tuned_sweeps_remove_the_bias_of_an_unrelaxed_auxiliary_chain(blobs):
     assert abs(tuned.mean() - mean) < 0.35 * sd
     assert abs(tuned.std() / sd - 1) < 0.25
     assert ten.mean() - mean > 2 * sd  # negative control: the bias the tuning removes
+
+
+def test_an_extended_check_is_a_longer_one(blobs):
+    """Extending the check's chains from 2s to 2s' sweeps draws what chains run to 2s' at once
+    do: the same energies from the same random stream, so growing the sweeps need not start
+    the chains again."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    f, aux = step.field, step.chain.aux
+    at_once = mcmc.relaxation_state(f, 4, 20)
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *at_once, 0, 40, np.random.default_rng(5))
+    paused = mcmc.relaxation_state(f, 1, 20)
+    rng = np.random.default_rng(5)
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *paused, 0, 20, rng)
+    assert np.all(np.isnan(paused[1][0, 21:]))
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *paused, 20, 40, rng)
+    np.testing.assert_array_equal(paused[1][0], at_once[1][0])
+    read = np.isfinite(at_once[1])
+    expected = np.array([mcmc.is_checkpoint(t) and t <= 40 for t in range(41)])
+    assert np.all(read == expected)
+    # about 8 readings in every window [s/2, s) and [s, 2s)
+    for s in (10, 14, 20, 28, 40, 57, 80, 113, 160, 226, 320, 452, 640, 905):
+        t = np.arange(2 * s + 1)
+        points = np.array([mcmc.is_checkpoint(i) for i in t])
+        assert 5 <= np.count_nonzero(points & (t >= s // 2) & (t < s)) <= 16
+        assert 6 <= np.count_nonzero(points & (t >= s) & (t < 2 * s)) <= 16

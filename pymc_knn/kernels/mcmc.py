@@ -16,6 +16,12 @@ Moves (each reversible on its own, mixed with a fixed probability, so the mixtur
 
 * beta move: the coordinates that leave the graph alone (beta's), ``x_b' = x_b + L eps``,
   ``eps ~ N(0, I)``; the couplings are reused, so it costs one auxiliary draw and an energy;
+* beta jump: beta's coordinates drawn afresh, whatever their current value, from a normal
+  ``N(a + b g, L L')`` fitted to the tuning draws (``g`` the graph coordinates, which stay put),
+  with weight ``BETA_JUMP_DEFENSIVE`` on the same normal ``BETA_JUMP_WIDE`` times as wide;
+  Hastings term ``log h(x_b) - log h(x_b')``. On a large data set beta's posterior given ``k`` is
+  close to normal and a jump decorrelates in one accepted move what the random walk takes many
+  for;
 * graph move: one coordinate that moves ``k`` or ``sigma`` by ``d``, uniform on
   ``{-r..r} \\ {0}`` cut to ``[lower, upper]`` for ``k`` (Hastings term
   ``log |N(k)| - log |N(k')|``), Gaussian for a continuous one; beta's coordinates follow the
@@ -68,10 +74,12 @@ from .swendsen_wang import swendsen_wang_pair, swendsen_wang_rows, swendsen_wang
 EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
 SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
-BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE = 0, 1, 2, 3, 4
+BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE, BETA_JUMP = 0, 1, 2, 3, 4, 5
+BETA_JUMP_WIDE = 3.0
+"""Scale of the beta jump density's broad component, in units of its main one."""
+BETA_JUMP_DEFENSIVE = 0.1
+"""Weight of the beta jump density's broad component."""
 OK, PAST_BETA_MAX = 0, 1
-RELAX_POINTS = 8
-"""Sweeps of each window at which :func:`relaxation` reads the energy, at most."""
 
 LOGP_SIGNATURE = types.float64(types.float64[::1], types.float64[::1])
 """``logp(x, out) -> lp``: the tractable log density at ``x``; ``out[:2] = (beta, theta)``."""
@@ -138,6 +146,9 @@ class Proposal(NamedTuple):
     p_graph: float  # probability of a graph (or wide) move
     p_wide: float  # probability that a graph move is a jump (or wide, before the first fit)
     jump: np.ndarray  # (dg, m, 3): (weight, mean, sd) of the jump density's normal components
+    p_beta_jump: float  # probability that a beta move is a beta jump
+    beta_centre: np.ndarray  # (dc, 1 + dg): the beta jump's mean, a + b g (rows: a, b)
+    beta_chol: np.ndarray  # (dc, dc): ... and its Cholesky factor (0 x 0: no beta jumps)
     bridge: int  # exchange, kNN: intermediate fields of a graph move's ratio (0: none) ...
     bridge_unit: float  # ... or, when > 0, (fields + 1) per squared unit of the move
     max_bridge: int  # bound on the fields of one move
@@ -247,41 +258,79 @@ def auxiliary_draw(f, aux, c, beta, z, rng):
 
 
 @njit(cache=True)
+def is_checkpoint(t):
+    """Whether the relaxation check reads the energy after ``t`` sweeps: every sweep below 16,
+    then every ``2^j``-th in ``[2^(j+3), 2^(j+4))``, about 8 readings per doubling of ``t``, so
+    that each window ``[s/2, s)`` and ``[s, 2s)`` holds about 8 whatever ``s``."""
+    if t < 1:
+        return False
+    stride = 1
+    while t >= 16 * stride:
+        stride *= 2
+    return t % stride == 0
+
+
+@njit(cache=True)
+def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, rng):
+    """Advance the relaxation check's auxiliary chains at ``(beta, theta)`` from ``done`` to
+    ``upto`` sweeps (``done = 0``: from the sampler's start labels).
+
+    ``labels`` (replicates x n, a small integer type) holds each chain's labels between calls;
+    ``energies[r, t]`` receives chain ``r``'s energy after ``t`` sweeps at every
+    :func:`is_checkpoint`. A check that fails at ``s`` sweeps extends the same chains to the next
+    ``s`` instead of starting new ones (a chain's law after ``t`` sweeps does not depend on
+    where it was paused), so growing the sweeps costs the sweeps of the last check only.
+    """
+    c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
+    z = np.empty(f.y.size, dtype=np.int64)
+    for r in range(labels.shape[0]):
+        check_signals()
+        if done == 0:
+            _start_labels(f, aux, z, rng)
+        else:
+            for i in range(z.size):
+                z[i] = labels[r, i]
+        for t in range(done + 1, upto + 1):
+            _sweeps(f, aux, c, beta, z, 1, rng)
+            if is_checkpoint(t):
+                energies[r, t] = _energy(f, c, z)
+        for i in range(z.size):
+            labels[r, i] = z[i]
+
+
+def relaxation_windows(energies, sweeps):
+    """``(early, late, late_sq)`` of :func:`relaxation` from the energies of
+    :func:`relaxation_sweeps` run to ``2 * sweeps``."""
+    half = max(sweeps // 2, 1)
+    t = np.arange(energies.shape[1])
+    points = np.array([is_checkpoint(i) for i in t])
+    early = energies[:, points & (t >= half) & (t < sweeps)]
+    late = energies[:, points & (t >= sweeps) & (t < 2 * sweeps)]
+    return early.mean(axis=1), late.mean(axis=1), (late**2).mean(axis=1)
+
+
 def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
     """How far ``replicates`` auxiliary chains (from the sampler's start labels, at ``beta,
     theta``) are from equilibrium after ``sweeps // 2`` sweeps.
 
-    Returns ``(early, late, late_sq)``, one entry per chain: the mean energy over sweeps
-    ``[sweeps // 2, sweeps)`` and over ``[sweeps, 2 sweeps)``, and the mean squared energy over
-    the latter. When the chains have relaxed by ``sweeps // 2`` both windows have the same mean.
-    The means are over at most ``RELAX_POINTS`` evenly spaced sweeps of each window: an energy
-    costs more than a sweep on a wide d-nn table (``O(n L)`` against ``O(n beta log L)``), and
-    the check's noise is measured across the chains.
+    Returns ``(early, late, late_sq)``, one entry per chain: the mean energy over the readings
+    (:func:`is_checkpoint`) in sweeps ``[sweeps // 2, sweeps)`` and in ``[sweeps, 2 sweeps)``,
+    and the mean squared energy over the latter. When the chains have relaxed by ``sweeps //
+    2`` both windows have the same mean. The readings are sparse because an energy costs more
+    than a sweep on a wide d-nn table (``O(n L)`` against ``O(n beta log L)``); the check's
+    noise is measured across the chains.
     """
-    c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
-    z = np.empty(f.y.size, dtype=np.int64)
-    early = np.zeros(replicates)
-    late = np.zeros(replicates)
-    late_sq = np.zeros(replicates)
-    half = max(sweeps // 2, 1)
-    stride_early = max(1, (sweeps - half) // RELAX_POINTS)
-    stride_late = max(1, sweeps // RELAX_POINTS)
-    n_early = (sweeps - half + stride_early - 1) // stride_early
-    n_late = (sweeps + stride_late - 1) // stride_late
-    for r in range(replicates):
-        check_signals()
-        _start_labels(f, aux, z, rng)
-        _sweeps(f, aux, c, beta, z, half, rng)
-        for s in range(half, 2 * sweeps):
-            if s < sweeps and (s - half) % stride_early == 0:
-                early[r] += _energy(f, c, z) / n_early  # after s sweeps
-            elif s >= sweeps and (s - sweeps) % stride_late == 0:
-                e = _energy(f, c, z)
-                late[r] += e / n_late
-                late_sq[r] += e * e / n_late
-            if s + 1 < 2 * sweeps:
-                _sweeps(f, aux, c, beta, z, 1, rng)
-    return early, late, late_sq
+    labels, energies = relaxation_state(f, replicates, sweeps)
+    relaxation_sweeps(f, aux, beta, theta, labels, energies, 0, 2 * sweeps, rng)
+    return relaxation_windows(energies, sweeps)
+
+
+def relaxation_state(f, replicates, max_sweeps):
+    """Empty ``(labels, energies)`` for :func:`relaxation_sweeps` up to ``2 * max_sweeps``."""
+    G = f.class_weights.size
+    dtype = np.int8 if G <= 127 else np.int16 if G <= 32767 else np.int64
+    labels = np.empty((replicates, f.y.size), dtype=dtype)
+    return labels, np.full((replicates, 2 * max_sweeps + 1), np.nan)
 
 
 @njit(cache=True)
@@ -406,6 +455,8 @@ def propose(x, x1, p, rng):
         for i in range(dc):
             x1[p.free[i]] += p.slope[j, i] * delta
         return kind, log_h
+    if p.beta_chol.shape[0] > 0 and rng.random() < p.p_beta_jump:
+        return _beta_jump(x, x1, p, rng)
     eps = np.empty(dc)
     for i in range(dc):
         eps[i] = rng.standard_normal()
@@ -415,6 +466,55 @@ def propose(x, x1, p, rng):
             step += p.chol[i, m] * eps[m]
         x1[p.free[i]] += step
     return BETA_MOVE, 0.0
+
+
+@njit(cache=True)
+def _beta_centre(p, x):
+    """The beta jump density's mean at the graph coordinates of ``x``."""
+    centre = p.beta_centre[:, 0].copy()
+    for i in range(p.free.size):
+        for j in range(p.graph.size):
+            centre[i] += p.beta_centre[i, 1 + j] * x[p.graph[j]]
+    return centre
+
+
+@njit(cache=True)
+def beta_jump_log_density(p, x):
+    """Log density of the beta jump mixture at beta's coordinates of ``x`` (up to a constant)."""
+    centre = _beta_centre(p, x)
+    dc = p.free.size
+    u = np.empty(dc)
+    q = 0.0
+    log_det = 0.0
+    for i in range(dc):
+        r = x[p.free[i]] - centre[i]
+        for m in range(i):
+            r -= p.beta_chol[i, m] * u[m]
+        u[i] = r / p.beta_chol[i, i]
+        q += u[i] * u[i]
+        log_det += np.log(p.beta_chol[i, i])
+    w = BETA_JUMP_WIDE
+    main = np.log(1.0 - BETA_JUMP_DEFENSIVE) - 0.5 * q
+    broad = np.log(BETA_JUMP_DEFENSIVE) - 0.5 * q / (w * w) - dc * np.log(w)
+    top = max(main, broad)
+    return top + np.log(np.exp(main - top) + np.exp(broad - top)) - log_det
+
+
+@njit(cache=True)
+def _beta_jump(x, x1, p, rng):
+    """A beta jump (see the module's docstring)."""
+    centre = _beta_centre(p, x)
+    dc = p.free.size
+    w = BETA_JUMP_WIDE if rng.random() < BETA_JUMP_DEFENSIVE else 1.0
+    eps = np.empty(dc)
+    for i in range(dc):
+        eps[i] = rng.standard_normal()
+    for i in range(dc):
+        v = centre[i]
+        for m in range(i + 1):
+            v += w * p.beta_chol[i, m] * eps[m]
+        x1[p.free[i]] = v
+    return BETA_JUMP, beta_jump_log_density(p, x) - beta_jump_log_density(p, x1)
 
 
 JUMP_TRIES = 1000

@@ -10,14 +10,16 @@ What is tuned, per chain:
   draws ``k`` or ``sigma`` from (a kernel density estimate of the window's draws) and, when several
   coordinates move with beta, the shape of the beta move (the Cholesky factor of their
   covariance given the graph coordinates, scaled to unit determinant: adaptive Metropolis,
-  Haario et al. 2001);
+  Haario et al. 2001) and the normal the beta jump draws beta from (its regression on the graph
+  coordinates and the residuals' covariance);
 * the number of iterations per stored draw, from the integrated autocorrelation time measured in
   the latest window (of each coordinate and of its tail indicators), so that a stored draw is
   worth about ``1 / TARGET_TAU`` of an independent one;
 * for the exchange algorithm on a kNN term, the bridging of the ``k`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
-  and beta moves take about equal time (half each when nothing is bridged).
+  and beta moves take about equal time (half each when nothing is bridged);
+* the share of graph moves, lowered when the graph coordinates mix faster than beta's.
 
 When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
 kernel, repeated: its stationary law is the posterior.
@@ -52,6 +54,14 @@ P_JUMP = 0.5
 on the ball kernel's multimodal sigma (wine): the integrated time of sigma per iteration 92 with
 a quarter of the graph moves jumps, 74 with half, 46 with three quarters; on k (wine, glass,
 crabs) half gives 10-25% shorter times than a quarter. See docs/inference.md."""
+MIN_GRAPH_SHARE = 0.2
+"""Smallest probability of a graph move that the balance of mixing (``_share_moves``) sets."""
+P_BETA_JUMP = 0.5
+"""Probability that a beta move is a beta jump, once a window has fitted their density."""
+BETA_JUMP_SCALE = 1.2
+"""Width of the beta jump density's main normal, in sds of beta given the graph coordinates in
+the tuning draws: a little wider, as an independence proposal should be (and the sds of a
+short window's autocorrelated draws are noisy)."""
 JUMP_CENTRES = 24
 """Components of the jump density at the quantiles of the window's draws of ``k`` or ``sigma``."""
 JUMP_DEFENSIVE = 0.1
@@ -159,18 +169,22 @@ class Adaptation:
     max_iterations: int = 1000
     target_accept: float = TARGET_ACCEPT
     p_jump: float = P_JUMP
+    p_beta_jump: float = P_BETA_JUMP
     bridge: int = 0
     adapt_bridge: bool = False
     bridge_unit: float = 0.0
     max_bridge: int = MAX_BRIDGE
     aux_sweeps: int = 10
     fields_per_move: float = 0.0
+    graph_share: float = 1.0
     log_scale: float = field(init=False)
     log_step: np.ndarray = field(init=False)
     shape: np.ndarray = field(init=False)
     slope: np.ndarray = field(init=False)
     graph_stuck: np.ndarray = field(init=False)
     jump: np.ndarray = field(init=False)
+    beta_centre: np.ndarray = field(init=False)
+    beta_chol: np.ndarray = field(init=False)
     tau: float = math.nan
     window_length: int = FIRST_WINDOW
     window_mean: np.ndarray | None = None
@@ -181,7 +195,7 @@ class Adaptation:
     _last_rows: np.ndarray | None = None
     _noise: list = field(default_factory=list)
     _noise_scale: float | None = None
-    _jump_draws: list = field(default_factory=list)
+    _pooled: list = field(default_factory=list)
 
     def __post_init__(self):
         self.graph_discrete = np.asarray(self.graph_discrete, dtype=bool)
@@ -196,6 +210,8 @@ class Adaptation:
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
         self.graph_stuck = np.zeros(self.graph_discrete.size, dtype=bool)
         self.jump = np.zeros((self.graph_discrete.size, 0, 3))
+        self.beta_centre = np.zeros((self.n_free, 1 + self.graph_discrete.size))
+        self.beta_chol = np.zeros((0, 0))
 
     def start_scale(self, scale: float | None) -> None:
         """Start the beta move's step at ``scale`` (kept as it is for None)."""
@@ -217,11 +233,12 @@ class Adaptation:
     def p_graph(self) -> float:
         """Probability of a graph move: 1/2, less when bridging makes graph moves dearer, so
         that both kinds take about equal time (a bridging field costs about two sweeps: its
-        field has the edges of both graphs)."""
+        field has the edges of both graphs); and at most ``graph_share``, the share that the
+        latest window's mixing asks for (:meth:`_share_moves`)."""
         if not self.graph_discrete.size or not self.n_free:
             return float(self.graph_discrete.size > 0)
         cost = 1.0 + 2.0 * self.fields_per_move / max(self.aux_sweeps, 1)
-        return 1.0 / (1.0 + cost)
+        return min(1.0 / (1.0 + cost), self.graph_share)
 
     def proposal(self, free, graph, lower, upper) -> Proposal:
         """The kernel's proposal at the current tuning state."""
@@ -246,6 +263,9 @@ class Adaptation:
             self.p_graph,
             self.p_jump if self.jump.shape[1] else P_WIDE,
             self.jump,
+            self.p_beta_jump,
+            self.beta_centre,
+            self.beta_chol,
             self.bridge,
             self.bridge_unit if self.adapt_bridge else 0.0,
             self.max_bridge,
@@ -326,7 +346,16 @@ class Adaptation:
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
-        self._fit_jumps(block[:, self.n_free :])
+        pooled = block
+        if self.window_length > FIRST_WINDOW:  # the first window is fitted on, not kept
+            self._pooled.append(block)
+            pooled = np.concatenate(self._pooled)
+        self._fit_jumps(pooled[:, self.n_free :])
+        if accepted >= MIN_ACCEPTED:
+            self._fit_beta_jump(pooled)
+        self._share_moves(
+            self._window_tau(block[:, : self.n_free]), self._window_tau(block[:, self.n_free :])
+        )
         self.tau = self._window_tau(block)
         if self.adapt_iterations:
             # a window in which the chain never moved is slower than it can measure: more
@@ -336,6 +365,22 @@ class Adaptation:
         self._last_rows = rows
         self.window_length *= 2
         self._window, self._filled = [], 0
+
+    def _share_moves(self, tau_free, tau_graph) -> None:
+        """Give graph moves the share ``p*`` at which beta's coordinates and the graph
+        coordinates mix equally fast, from their integrated times per iteration in the window
+        (``tau_free``, ``tau_graph``) at the share ``p`` it ran with: each kind's time per
+        move of its own is about its time per iteration times its share, and ``p* = t_g / (t_b
+        + t_g)`` of those minimises the larger of the two times whatever each move costs. At
+        least ``MIN_GRAPH_SHARE``; :attr:`p_graph` keeps the smaller of ``p*`` and the
+        equal-time share, so this only ever takes moves away from a graph that mixes faster
+        than beta (on 10^5 points ``k`` sits at the top of its prior, and half the iterations
+        went to proposing ``k = 49``)."""
+        if not (np.isfinite(tau_free) and np.isfinite(tau_graph)):
+            return
+        p = self.p_graph
+        per_free, per_graph = tau_free * (1.0 - p), tau_graph * p
+        self.graph_share = max(MIN_GRAPH_SHARE, per_graph / (per_free + per_graph))
 
     def _learn_covariance(self, block, accepted) -> None:
         """The ridge (regression of beta's coordinates on each graph coordinate) and the shape
@@ -358,6 +403,26 @@ class Adaptation:
                 return
             self.shape = chol / np.exp(np.log(np.diag(chol)).mean())
 
+    def _fit_beta_jump(self, block) -> None:
+        """The beta jump's density, from the tuning draws (every closed window's but the
+        first's, where the chain may still be on its way): the least-squares regression of
+        beta's coordinates on the graph coordinates, and ``BETA_JUMP_SCALE`` times the Cholesky
+        factor of its residuals' covariance."""
+        dc, dg = self.n_free, self.graph_discrete.size
+        if dc == 0 or len(block) < 2 * (dc + dg) + 2:
+            return
+        design = np.column_stack([np.ones(len(block)), block[:, dc:]])
+        coef, *_ = np.linalg.lstsq(design, block[:, :dc], rcond=None)
+        resid = block[:, :dc] - design @ coef
+        cov = resid.T @ resid / (len(block) - 1 - dg)
+        try:
+            chol = np.linalg.cholesky(np.atleast_2d(cov))
+        except np.linalg.LinAlgError:
+            return
+        if np.all(np.isfinite(chol)) and np.all(np.diag(chol) > 0):
+            self.beta_centre = coef.T.copy()
+            self.beta_chol = BETA_JUMP_SCALE * chol
+
     def _fit_jumps(self, graph) -> None:
         """The jump move's density, from the tuning draws of the graph coordinates (every
         closed window's but the first's, where the chain may still be on its way). For each,
@@ -366,9 +431,6 @@ class Adaptation:
         between modes stays empty; at least half a unit for ``k``, which must reach the
         neighbouring integers, and a tenth of the local step for ``sigma``), and a broad one of
         weight ``JUMP_DEFENSIVE``."""
-        if self.window_length > FIRST_WINDOW:  # the first window is fitted on, not kept
-            self._jump_draws.append(graph)
-            graph = np.concatenate(self._jump_draws)
         m = JUMP_CENTRES
         probs = (np.arange(m) + 0.5) / m
         jump = np.empty((graph.shape[1], m + 1, 3))

@@ -595,7 +595,8 @@ class PottsStep(BlockedStep):
     def _relax(self, chain, beta, theta):
         """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the fewest (growing by
         ``RELAX_GROWTH`` from the current: they never fall, a check being noisy) after which ``RELAX_CHAINS``
-        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``. A point
+        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``; a check that
+        fails extends the same chains to the next sweeps (cost: the last check's). A point
         within ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not
         checked again: once a large data set's posterior has narrowed, every later window
         would repeat a check that costs ``RELAX_CHAINS`` auxiliary runs."""
@@ -604,10 +605,14 @@ class PottsStep(BlockedStep):
             b, t, _ = chain.relaxed_at
             if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
                 return
+        labels, energies = mcmc.relaxation_state(self.field, RELAX_CHAINS, MAX_AUX_SWEEPS)
+        done = 0
         while True:
-            ok = relaxed(
-                *mcmc.relaxation(self.field, chain.aux, beta, theta, s, RELAX_CHAINS, self.rng)
+            mcmc.relaxation_sweeps(
+                self.field, chain.aux, beta, theta, labels, energies, done, 2 * s, self.rng
             )
+            done = 2 * s
+            ok = relaxed(*mcmc.relaxation_windows(energies, s))
             if ok or s >= MAX_AUX_SWEEPS:
                 break
             s = min(max(s + 1, round(s * RELAX_GROWTH)), MAX_AUX_SWEEPS)
