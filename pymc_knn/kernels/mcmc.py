@@ -154,6 +154,9 @@ class Proposal(NamedTuple):
     max_bridge: int  # bound on the fields of one move
 
 
+_NO_EDGES = np.empty(0, dtype=np.int32)
+
+
 @njit(cache=True)
 def _empty_csr():
     return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -202,7 +205,7 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
             src, dst, weight = rows_to_edges(f.order, cumulative)
             indptr, indices, data = csr_from_edges(n, src, dst, weight)
         else:
-            src, dst, weight = indices, indices, data
+            src, dst, weight = _NO_EDGES, _NO_EDGES, data
         return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey, floor
     floor[:] = 0.0
     k = int(theta)

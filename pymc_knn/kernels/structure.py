@@ -86,8 +86,8 @@ def knn_edges(neighbours, reverse_rank, k, equal):
         for r in range(k):
             if not equal or reverse_rank[i, r] >= k or i < neighbours[i, r]:
                 count += 1
-    src = np.empty(count, dtype=np.int64)
-    dst = np.empty(count, dtype=np.int64)
+    src = np.empty(count, dtype=np.int32)  # int32: a sweep reads half the bytes
+    dst = np.empty(count, dtype=np.int32)
     e = 0
     for i in range(n):
         for r in range(k):
@@ -287,8 +287,8 @@ def dense_edges(W):
     """Edge list of all pairs ``i < j`` with weight ``W_ij + W_ji``."""
     n = W.shape[0]
     m = n * (n - 1) // 2
-    src = np.empty(m, dtype=np.int64)
-    dst = np.empty(m, dtype=np.int64)
+    src = np.empty(m, dtype=np.int32)
+    dst = np.empty(m, dtype=np.int32)
     weight = np.empty(m)
     e = 0
     for i in range(n):
@@ -617,8 +617,8 @@ def rows_to_edges(order, C):
         for r in range(L):
             if C[i, r] > (C[i, r - 1] if r else 0.0):
                 count += 1
-    src = np.empty(count, dtype=np.int64)
-    dst = np.empty(count, dtype=np.int64)
+    src = np.empty(count, dtype=np.int32)
+    dst = np.empty(count, dtype=np.int32)
     weight = np.empty(count)
     e = 0
     for i in range(n):
