@@ -75,11 +75,11 @@ MIN_ACCEPTED = 10
 MAX_LOG_SCALE = 10.0
 """Bound on the log of the continuous step (value scale), for a posterior flat to the horizon."""
 TARGET_NOISE = 4.0
-"""Variance (nats^2) of a graph move's exchange-ratio noise aimed at by bridging, and the
-variance of a unit move above which bridging starts. With noise of variance ``s^2`` a move is
-accepted about ``2 Phi(-s / 2)`` as often as without (0.62 at 1, 0.32 at 4, 0.05 at 16), and
-bridging a noise of ``v`` down to ``s^2`` costs about ``v / s^2`` fields, a few auxiliary sweeps
-each: acceptance per unit of cost is best near ``s^2 = 4-6``, and below 4 bridging does not pay."""
+"""Variance (nats^2) of a graph move's exchange-ratio noise aimed at by bridging: a move whose
+noise would be above it (by half, ``round`` of the fields) is bridged. With noise of variance
+``s^2`` a move is accepted about ``2 Phi(-s / 2)`` as often as without (0.62 at 1, 0.32 at 4,
+0.05 at 16), and bridging a noise of ``v`` down to ``s^2`` costs about ``v / s^2`` fields, a few
+auxiliary sweeps each: acceptance per unit of cost is best near ``s^2 = 4-6``."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 MAX_BRIDGE = 128
@@ -309,8 +309,8 @@ class Adaptation:
         """Bridge each graph move with about ``v |d| / TARGET_NOISE - 1`` fields, ``d`` its
         size, where ``v`` is the noise variance per unit of size times the fields plus one
         (about constant: the variance falls as ``1 / (fields + 1)`` and grows about linearly
-        with ``|d|``), a moving average over batches of ``NOISE_PAIRS`` pairs; none while
-        ``v <= TARGET_NOISE``."""
+        with ``|d|``), a moving average over batches of ``NOISE_PAIRS`` pairs (no fields for
+        a move with ``v |d| < 1.5 TARGET_NOISE``)."""
         self._noise.extend((0.5 * noise).tolist())
         if len(self._noise) < NOISE_PAIRS:
             return
@@ -322,9 +322,10 @@ class Adaptation:
             else self._noise_scale + 0.25 * (batch - self._noise_scale)
         )
         self._noise_scale = v
-        # a move of one in k is the smallest there is: bridge only when even its noise is too
-        # much; larger moves that are too noisy are rejected, and the radius shrinks instead
-        self.bridge_unit = v / TARGET_NOISE if v > TARGET_NOISE else 0.0
+        # every move whose noise exceeds the target is bridged, also when a unit move's is
+        # below it: unbridged, the radius shrinks to what the noise allows, and k mixes about
+        # half as fast per iteration (moons, Pima; docs/inference.md)
+        self.bridge_unit = v / TARGET_NOISE
 
     @staticmethod
     def _window_tau(block) -> float:
