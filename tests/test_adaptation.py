@@ -18,7 +18,6 @@ from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
 from pymc_knn.step_methods._adaptation import (
     BETA_JUMP_SCALE,
     FIRST_WINDOW,
-    MIN_GRAPH_SHARE,
     TARGET_NOISE,
     Adaptation,
 )
@@ -305,23 +304,3 @@ def test_a_window_fits_the_beta_jump_to_beta_given_the_graph(rng):
     det = 2 * math.pi  # the kernel's density drops the normal's constant
     total = integrate.dblquad(lambda x1, x0: h(x0, x1) / det, -30, 30, -30, 30)[0]
     assert total == pytest.approx(1.0, abs=1e-5)
-
-
-def test_graph_moves_give_way_when_the_graph_mixes_faster(rng):
-    """A k that mixes at once beside a slow beta: the graph's share falls to p* = t_g / (t_b +
-    t_g) of the times per own move, not below MIN_GRAPH_SHARE; a graph as slow as beta keeps
-    the equal-time share."""
-    n = FIRST_WINDOW
-    fast = adaptation()
-    assert fast.p_graph == 0.5
-    block = np.column_stack([ar1(0.95, n, rng), rng.integers(1, 30, size=n)])
-    assert observe(fast, rows(block, rng), acc=0.3)
-    tau_b = integrated_time(block[:, 0])
-    assert tau_b > 10
-    assert MIN_GRAPH_SHARE <= fast.p_graph < 0.5
-    assert fast.p_graph == pytest.approx(max(MIN_GRAPH_SHARE, 1 / (1 + tau_b)), rel=0.5)
-    slow = adaptation()
-    x = ar1(0.95, n, rng)
-    block = np.column_stack([x, np.round(10 + 3 * x)])
-    assert observe(slow, rows(block, rng), acc=0.3)
-    assert slow.p_graph == pytest.approx(0.5, abs=0.05)

@@ -18,8 +18,7 @@ What is tuned, per chain:
 * for the exchange algorithm on a kNN term, the bridging of the ``k`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
-  and beta moves take about equal time (half each when nothing is bridged);
-* the share of graph moves, lowered when the graph coordinates mix faster than beta's.
+  and beta moves take about equal time (half each when nothing is bridged).
 
 When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
 kernel, repeated: its stationary law is the posterior.
@@ -54,8 +53,6 @@ P_JUMP = 0.5
 on the ball kernel's multimodal sigma (wine): the integrated time of sigma per iteration 92 with
 a quarter of the graph moves jumps, 74 with half, 46 with three quarters; on k (wine, glass,
 crabs) half gives 10-25% shorter times than a quarter. See docs/inference.md."""
-MIN_GRAPH_SHARE = 0.2
-"""Smallest probability of a graph move that the balance of mixing (``_share_moves``) sets."""
 P_BETA_JUMP = 0.5
 """Probability that a beta move is a beta jump, once a window has fitted their density."""
 BETA_JUMP_SCALE = 1.2
@@ -176,7 +173,6 @@ class Adaptation:
     max_bridge: int = MAX_BRIDGE
     aux_sweeps: int = 10
     fields_per_move: float = 0.0
-    graph_share: float = 1.0
     log_scale: float = field(init=False)
     log_step: np.ndarray = field(init=False)
     shape: np.ndarray = field(init=False)
@@ -233,12 +229,11 @@ class Adaptation:
     def p_graph(self) -> float:
         """Probability of a graph move: 1/2, less when bridging makes graph moves dearer, so
         that both kinds take about equal time (a bridging field costs about two sweeps: its
-        field has the edges of both graphs); and at most ``graph_share``, the share that the
-        latest window's mixing asks for (:meth:`_share_moves`)."""
+        field has the edges of both graphs)."""
         if not self.graph_discrete.size or not self.n_free:
             return float(self.graph_discrete.size > 0)
         cost = 1.0 + 2.0 * self.fields_per_move / max(self.aux_sweeps, 1)
-        return min(1.0 / (1.0 + cost), self.graph_share)
+        return 1.0 / (1.0 + cost)
 
     def proposal(self, free, graph, lower, upper) -> Proposal:
         """The kernel's proposal at the current tuning state."""
@@ -354,9 +349,6 @@ class Adaptation:
         self._fit_jumps(pooled[:, self.n_free :])
         if accepted >= MIN_ACCEPTED:
             self._fit_beta_jump(pooled)
-        self._share_moves(
-            self._window_tau(block[:, : self.n_free]), self._window_tau(block[:, self.n_free :])
-        )
         self.tau = self._window_tau(block)
         if self.adapt_iterations:
             # a window in which the chain never moved is slower than it can measure: more
@@ -366,22 +358,6 @@ class Adaptation:
         self._last_rows = rows
         self.window_length *= 2
         self._window, self._filled = [], 0
-
-    def _share_moves(self, tau_free, tau_graph) -> None:
-        """Give graph moves the share ``p*`` at which beta's coordinates and the graph
-        coordinates mix equally fast, from their integrated times per iteration in the window
-        (``tau_free``, ``tau_graph``) at the share ``p`` it ran with: each kind's time per
-        move of its own is about its time per iteration times its share, and ``p* = t_g / (t_b
-        + t_g)`` of those minimises the larger of the two times whatever each move costs. At
-        least ``MIN_GRAPH_SHARE``; :attr:`p_graph` keeps the smaller of ``p*`` and the
-        equal-time share, so this only ever takes moves away from a graph that mixes faster
-        than beta (on 10^5 points ``k`` sits at the top of its prior, and half the iterations
-        went to proposing ``k = 49``)."""
-        if not (np.isfinite(tau_free) and np.isfinite(tau_graph)):
-            return
-        p = self.p_graph
-        per_free, per_graph = tau_free * (1.0 - p), tau_graph * p
-        self.graph_share = max(MIN_GRAPH_SHARE, per_graph / (per_free + per_graph))
 
     def _learn_covariance(self, block, accepted) -> None:
         """The ridge (regression of beta's coordinates on each graph coordinate) and the shape
