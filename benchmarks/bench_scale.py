@@ -122,6 +122,28 @@ def child_predict(n, p, what, m):
     return {"seconds": seconds, "extra_mib": extra, "engine": graph._search.engine}
 
 
+def live_progress(param):
+    """A pm.sample callback that prints every 25th draw of each chain to stderr (the parent
+    passes it through): where the time goes, live."""
+    start = time.perf_counter()
+
+    def progress(trace, draw):
+        if draw.draw_idx % 25 == 0:
+            stats = draw.stats[0]
+            # a bounded continuous parameter is in the point on its transformed scale
+            name = next(v for v in draw.point if v == param or v.startswith(f"{param}_"))
+            print(
+                f"{time.perf_counter() - start:8.1f} s  chain {draw.chain} draw {draw.draw_idx}"
+                f" {'tune' if draw.tuning else 'draw'}  iterations {stats['iterations']}"
+                f"  sweeps {stats['aux_sweeps']:.0f}  accept {stats['accept']:.2f}"
+                f"  {name} {float(draw.point[name]):.4g}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return progress
+
+
 def child_dnn(n, p, what, draws):
     """A d-nn (gaussian) model: build and ``pm.sample(draws, tune=draws, chains=1)``; ``what``
     ``"kept"`` (default drop_tol: a kept table beyond 2,000 points, 1e-6 forced below) or
@@ -133,7 +155,7 @@ def child_dnn(n, p, what, draws):
     X, y = data(n, p)
     tol = 0.0 if what == "dense" else 1e-6
 
-    def sample(X, y, draws):
+    def sample(X, y, draws, callback=None):
         with pm.Model() as model:
             pk.DistanceNN(
                 "y",
@@ -151,11 +173,12 @@ def child_dnn(n, p, what, draws):
                 random_seed=1,
                 progressbar=False,
                 compute_convergence_checks=False,
+                callback=callback,
             )
         return model, idata
 
     sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
-    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws))
+    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws, live_progress("sigma")))
     g = model["y"].owner.op.term.graph
     post = idata.posterior
     return {
@@ -192,20 +215,6 @@ def child_sample(n, p, what, draws):
     X, y = data(n, p)
     X_new, y_new = data(10_000, p, seed=1)
 
-    def progress(trace, draw):
-        """Every 25th draw of each chain to stderr (the parent passes it through): where the
-        time goes, live."""
-        if draw.draw_idx % 25 == 0:
-            stats = draw.stats[0]
-            print(
-                f"{time.perf_counter() - start:8.1f} s  chain {draw.chain} draw {draw.draw_idx}"
-                f" {'tune' if draw.tuning else 'draw'}  iterations {stats['iterations']}"
-                f"  sweeps {stats['aux_sweeps']:.0f}  accept {stats['accept']:.2f}"
-                f"  k {draw.point['k']}",
-                file=sys.stderr,
-                flush=True,
-            )
-
     def sample(X, y, draws, callback=None):
         with pm.Model() as model:
             pk.PottsKNN(
@@ -224,8 +233,7 @@ def child_sample(n, p, what, draws):
         return model, idata
 
     sample(X[:300], y[:300], 5)  # warm-up: numba and pytensor compilations
-    start = time.perf_counter()
-    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws, progress))
+    (model, idata), seconds, extra = timed(lambda: sample(X, y, draws, live_progress("k")))
     summary = az.summary(idata, var_names=["beta", "k"], kind="diagnostics")
     proba = pk.predict_proba(idata, X_new, model=model, progressbar=False)
     error = float(np.mean(proba.mean(("chain", "draw")).values.argmax(axis=-1) != y_new))
@@ -255,7 +263,7 @@ def run(spec):
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    live = spec["job"] == "sample"  # its progress lines go to our stderr as they come
+    live = spec["job"] in ("sample", "dnn")  # progress lines go to our stderr as they come
     out = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps(spec)],
         cwd=ROOT,
