@@ -14,6 +14,8 @@ on 8 points, 200 are); a sampler that left its input unchanged would fail this o
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import pymc_knn as pk
@@ -153,6 +155,28 @@ def test_row_swendsen_wang_of_dnn_fields(case, exact_start):
         swendsen_wang_rows(order, C, z, beta, aw, sweeps, rng)
     p = chi2_pvalue(starts, probs, G)
     assert p > ALPHA, f"p-value {p:.2e}"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40),
+    st.integers(0, 45),
+    st.floats(0.0, 1.2),
+)
+def test_the_row_search_finds_what_a_binary_search_does(weights, start, share):
+    """The galloping search of the d-nn sweep (from the bound a row's first weight gives) returns
+    the first ``t >= start`` with ``C[t] >= target``, as ``searchsorted`` does, on running sums
+    of non-increasing weights: equal ones (the ball), ties, zeros, targets past the end."""
+    from pymc_knn.kernels.swendsen_wang import _first_at_least
+
+    w = np.sort(np.asarray(weights))[::-1]
+    C = np.cumsum(w)
+    target = share * C[-1]
+    want = C.size if start >= C.size else start + int(np.searchsorted(C[start:], target))
+    assert _first_at_least(C, start, target) == want
+    for t in (C[min(start, C.size - 1)], C[-1]):  # targets equal to a running sum
+        want = C.size if start >= C.size else start + int(np.searchsorted(C[start:], t))
+        assert _first_at_least(C, start, t) == want
 
 
 def test_the_test_rejects_a_wrong_distribution():

@@ -197,10 +197,28 @@ def _relabel(
 
 @njit(cache=True)
 def _first_at_least(c, start, target):
-    """The first index ``t >= start`` with ``c[t] >= target`` (``c`` non-decreasing), or ``c.size``."""
+    """The first index ``t >= start`` with ``c[t] >= target`` in a row of running sums of
+    non-increasing weights (a kernel's, nearest first), or ``c.size``.
+
+    ``(t + 1) c[0] >= c[t]``, so ``t >= target / c[0] - 1``: the search gallops from there. On a
+    ball kernel's row (equal weights in the ball) that is the answer or next to it; an event
+    beyond the row's end is found by one comparison.
+    """
+    n = c.size
+    if start >= n or c[n - 1] < target:
+        return n
     lo = start
-    hi = c.size
-    while lo < hi:
+    if c[0] > 0.0:
+        guess = int(target / c[0]) - 1  # one below the bound: room for the sums' rounding
+        if guess > lo and c[guess - 1] < target:
+            lo = guess
+    hi = lo
+    step = 1
+    while c[hi] < target:  # ends: c[n - 1] >= target
+        lo = hi + 1
+        hi = min(hi + step, n - 1)
+        step *= 2
+    while lo < hi:  # c[lo - 1] < target <= c[hi]
         mid = (lo + hi) >> 1
         if c[mid] < target:
             lo = mid + 1
@@ -258,16 +276,18 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
 
     ``C[i, r]`` is the running sum along row ``i`` of the weights of ``i``'s neighbours
     ``order[i, 0..r]``, nearest first (:func:`pymc_knn.kernels.structure.dnn_row_cumulative`).
-    ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one
-    factor per direction, so each directed entry is a bond candidate of its own, bonded with
-    probability ``1 - exp(-beta a_g W_ij)`` between equal labels ``g``: these are the events of a
-    Poisson process of rate ``beta a_g`` on the row's cumulative weight. Each event is found by
-    an exponential jump and a binary search in ``C``; rows of a normalised kernel hold about
-    ``beta a_g`` events, so a sweep costs ``O(n beta log n)`` instead of ``O(n^2)``.
+    ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one factor per direction, so each
+    directed entry is a bond candidate of its own, bonded with probability
+    ``1 - exp(-beta a_g W_ij)`` between equal labels ``g``: these are the events of a Poisson
+    process of rate ``beta a_g`` on the row's cumulative weight. Each event is found by an
+    exponential jump and a search in ``C`` (:func:`_first_at_least`); rows of a normalised
+    kernel hold about ``beta a_g`` events, so a sweep costs ``O(n beta log n)`` instead of
+    ``O(n^2)``.
 
     ``floor[i]`` (optional): a weight ``W_ij`` row ``i`` gives every other point besides ``C``
     (the ball kernel's floor on a kept table,
-    :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`): its events, ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others.
+    :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`): its events,
+    ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others, after every row's.
     """
     n, L = C.shape
     if floor is None:
@@ -304,15 +324,18 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
                 j = order[i, t]
                 if z[j] == g:
                     _union(parent, size, i, j)
-                    if not equal_classes:
-                        if n_bonds == bond_src.size:  # floor bonds took room (rare)
-                            bond_src, bond_w = _grown(bond_src, bond_w)
+                    if not equal_classes:  # room for every row's: the floor's come after
                         bond_src[n_bonds] = i
                         bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
                         n_bonds += 1
                 base = c_row[t]
                 t += 1
-            if floor[i] > 0.0:
+        # the floor's events after every row's: growing the bond arrays in the loop above
+        # would slow it by a third even where it never happens
+        for i in range(n):
+            g = z[i]
+            rate = beta * class_weights[g]
+            if floor[i] > 0.0 and rate > 0.0:
                 n_bonds, bond_src, bond_w = _floor_events(
                     i,
                     g,
