@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test test-slow test-all test-boundscheck bench lint docs wheel-check clean
+.PHONY: demo test test-slow test-all test-boundscheck bench lint docs wheel-check clean clean-numba
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,5 +58,10 @@ docs: $(DOCS_STAMP)
 wheel-check: $(DEV_STAMP)
 	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) .ci/wheel_check.sh
 
-clean:
+clean: clean-numba
 	rm -rf $(VENV) demo-output dist docs/_build docs/generated
+
+# numba's cache is not invalidated when a kernel *called* by a cached function changes (only
+# when the cached function's own file does): clear it after editing a kernel, before measuring
+clean-numba:
+	find pymc_knn benchmarks -name '*.nbi' -delete -o -name '*.nbc' -delete

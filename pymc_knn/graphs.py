@@ -501,8 +501,9 @@ class KNNGraph(NeighbourGraph):
                 "neighbours='symmetrised' or 'equal' for a Potts model"
             )
         equal = self.kind == "equal"
-        src, dst, weight = _s.knn_edges(self.neighbours, self.reverse_rank, k, equal)
-        indptr, indices, data = _s.knn_csr(self.neighbours, self.reverse_rank, k, equal)
+        nb, rr, own = self.neighbours, self.reverse_rank, _s.NO_ORDER
+        src, dst, weight = _s.knn_edges(nb, rr, k, equal, own, own)
+        indptr, indices, data = _s.knn_csr(nb, rr, k, equal, own, own)
         return Coupling(self.n_points, src, dst, weight, indptr, indices, data, 1.0 / k)
 
     def conditional_weights(self, k):

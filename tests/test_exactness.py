@@ -236,6 +236,50 @@ def test_pseudo_likelihood_metropolis_matches_pseudo_posterior(kind):
     check_against_oracle(run(model, step, draws=5000, seed=3), oracle(model, y, 3.0, pseudo=True))
 
 
+@pytest.mark.parametrize("case", ["exchange", "moller-cftp", "pseudo", "missing"])
+def test_renumbered_fields_are_exact(case, monkeypatch):
+    """From ``LOCALITY_POINTS`` points on a kNN field numbers its points breadth first; here
+    every field is: the auxiliary draws (enumerated, CFTP on the CSR), the pseudo-likelihood's
+    local fields and the imputed labels must keep to the data's posterior."""
+    from pymc_knn.step_methods import _steps
+
+    monkeypatch.setattr(_steps, "LOCALITY_POINTS", 1)
+    X, y = small_problem(
+        4 if case == "exchange" else 5,
+        n=7 if case == "exchange" else 9,
+        G=3 if case == "exchange" else 2,
+    )
+    missing = None
+    observed = y
+    if case == "missing":
+        missing = [int(np.flatnonzero(y == 0)[0]), int(np.flatnonzero(y == 1)[-1])]
+        observed = np.ma.masked_array(y, mask=np.isin(np.arange(y.size), missing))
+    beta_max = 1.5 if case == "moller-cftp" else 3.0
+    K = {"exchange": 2, "missing": 3}.get(case, 4)
+    model = knn_model(X, observed, K, beta_max=beta_max)
+    with model:
+        if case == "exchange":
+            step = pk.Exchange(sampler="enumerate")
+        elif case == "moller-cftp":
+            step = pk.Moller(sampler="cftp")
+        elif case == "pseudo":
+            step = pk.PseudoLikelihoodMetropolis()
+        else:
+            step = [pk.Exchange(sampler="enumerate"), pk.PottsGibbs()]
+    potts = step[0] if case == "missing" else step
+    field = potts.field
+    assert not np.array_equal(field.perm, np.arange(len(y)))
+    assert np.array_equal(field.y[field.rank], potts.y)
+    idata = run(model, step, draws=5000, seed=3)
+    post = oracle(model, y, beta_max, pseudo=case == "pseudo", missing=missing)
+    check_against_oracle(idata, post)
+    if case == "missing":
+        draws = idata.posterior["y_unobserved"]
+        for j, site in enumerate(missing):
+            exact = float(post["label_proba"].sel(missing=site, **{"class": 1}))
+            close((draws[..., j] == 1).astype(float), exact, f"P(y_{site} = 1)")
+
+
 def test_the_oracle_check_rejects_a_wrong_sampler():
     """Negative control: Exchange with 1 Gibbs sweep from the observed labels is biased (mean
     beta 0.525 against the exact 0.463, measured), and enough draws must expose it."""

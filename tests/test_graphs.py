@@ -74,6 +74,43 @@ def test_dnn_pseudo_likelihood_and_fields_match_brute_force():
     np.testing.assert_allclose(h[:, 0], A @ (y == 0))
 
 
+@pytest.mark.parametrize("kind", ["symmetrised", "equal"])
+def test_a_renumbered_knn_graph_is_the_same_graph(kind):
+    """The edge list and CSR of a field whose points are numbered breadth first (large data)
+    are the data's, relabelled: the same weighted pairs, the same energy of relabelled labels.
+    Two far clusters: the order covers every component."""
+    from pymc_knn.kernels.energy import energy
+    from pymc_knn.kernels.structure import NO_ORDER, breadth_first_order, knn_csr, knn_edges
+
+    X, y = small_problem(9, n=40, G=3)
+    X = np.vstack([X, X[:12] + 100.0])
+    y = np.concatenate([y, y[:12]])
+    g = pk.KNNGraph(X, k_max=6, neighbours=kind)
+    perm = breadth_first_order(g.neighbours, 3)
+    assert sorted(perm) == list(range(len(X))) and not np.array_equal(perm, np.arange(len(X)))
+    rank = np.empty_like(perm)
+    rank[perm] = np.arange(perm.size)
+    a = np.array([1.0, 0.7, 1.3])
+    for k in (1, 4, 6):
+        equal = kind == "equal"
+        src, dst, w = knn_edges(g.neighbours, g.reverse_rank, k, equal, NO_ORDER, NO_ORDER)
+        src2, dst2, w2 = knn_edges(g.neighbours, g.reverse_rank, k, equal, perm, rank)
+        assert np.all(np.diff(src2) >= 0)  # rows in the new order
+        pairs = sorted(zip(np.minimum(src, dst), np.maximum(src, dst), w))
+        back = sorted(
+            zip(np.minimum(perm[src2], perm[dst2]), np.maximum(perm[src2], perm[dst2]), w2)
+        )
+        assert pairs == back
+        assert np.isclose(energy(src2, dst2, w2, y[perm], a), energy(src, dst, w, y, a))
+        ptr, ind, dat = knn_csr(g.neighbours, g.reverse_rank, k, equal, NO_ORDER, NO_ORDER)
+        ptr2, ind2, dat2 = knn_csr(g.neighbours, g.reverse_rank, k, equal, perm, rank)
+        for i in range(len(X)):
+            row = sorted(zip(ind[ptr[i] : ptr[i + 1]], dat[ptr[i] : ptr[i + 1]]))
+            r = rank[i]
+            row2 = sorted(zip(perm[ind2[ptr2[r] : ptr2[r + 1]]], dat2[ptr2[r] : ptr2[r + 1]]))
+            assert row == row2
+
+
 def test_two_point_normalising_constant_from_the_paper():
     """000 section 2.1: for n = 2, k = 1 the energy is 2 [y1 == y2], so Z = 2 e^{2 beta} + 2."""
     g = pk.KNNGraph(np.array([[0.0], [1.0]]), standardize=False)

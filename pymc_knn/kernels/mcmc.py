@@ -95,7 +95,8 @@ class Field(NamedTuple):
     ``epsilon``; every coupling raises ``dropped[0]`` to its bound on the weight share a row of
     the table leaves out (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
     ``dropped[1:3]`` to the largest and lowers it to the smallest sigma asked for. The unused
-    arrays are empty.
+    arrays are empty. A kNN field may number the points otherwise than the data (``perm``,
+    ``rank``): ``y`` and every auxiliary draw are then in the field's order.
     """
 
     kind: int
@@ -114,6 +115,8 @@ class Field(NamedTuple):
     dropped: np.ndarray
     shells: np.ndarray  # int32 (n, J): a kept table's dropped points by shell (J = 0: none)
     shell_step: float
+    perm: np.ndarray  # kNN: the field's point r is the data's perm[r] (empty: the same order)
+    rank: np.ndarray  # its inverse: the data's point i is the field's rank[i]
 
 
 class Auxiliary(NamedTuple):
@@ -210,9 +213,9 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
     floor[:] = 0.0
     k = int(theta)
     equal = f.kind == KNN_EQUAL
-    src, dst, weight = knn_edges(f.neighbours, f.reverse_rank, k, equal)
+    src, dst, weight = knn_edges(f.neighbours, f.reverse_rank, k, equal, f.perm, f.rank)
     if need_csr:
-        indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal)
+        indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal, f.perm, f.rank)
     return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative, f.energy_y[k - 1], floor)
 
 

@@ -71,16 +71,24 @@ def reverse_ranks(neighbours):
     return rev
 
 
+NO_ORDER = np.zeros(0, dtype=np.int64)
+"""``perm`` and ``rank`` of :func:`knn_edges` and :func:`knn_csr` for the points' own order."""
+
+
 @njit(cache=True)
-def knn_edges(neighbours, reverse_rank, k, equal):
+def knn_edges(neighbours, reverse_rank, k, equal, perm, rank):
     """Edge list of the kNN model at ``k``.
 
     Symmetrised model (Cucala et al. 2009, eq. 3): one entry ``i -> j`` of weight ``1/k`` for each
     of the ``k`` nearest neighbours ``j`` of ``i``; a mutual pair gets two entries (weight ``2/k``).
     Equal-weight model (Yoon and Friel 2015, Boltzmann(2)): each pair of the undirected kNN graph
     once, weight ``1/k``; a mutual pair is kept from the side ``i < j``.
+
+    ``perm``, ``rank`` (inverse permutations, or both :data:`NO_ORDER`): the points renumbered,
+    point ``perm[r]`` becoming ``r``, and the edges listed row by row in that order.
     """
     n = neighbours.shape[0]
+    same = perm.size == 0
     count = 0
     for i in range(n):
         for r in range(k):
@@ -89,15 +97,86 @@ def knn_edges(neighbours, reverse_rank, k, equal):
     src = np.empty(count, dtype=np.int32)  # int32: a sweep reads half the bytes
     dst = np.empty(count, dtype=np.int32)
     e = 0
-    for i in range(n):
+    for row in range(n):
+        i = row if same else perm[row]
         for r in range(k):
             j = neighbours[i, r]
             if not equal or reverse_rank[i, r] >= k or i < j:
-                src[e] = i
-                dst[e] = j
+                src[e] = row
+                dst[e] = j if same else rank[j]
                 e += 1
     weight = np.full(count, 1.0 / k)
     return src, dst, weight
+
+
+@njit(cache=True)
+def knn_csr(neighbours, reverse_rank, k, equal, perm, rank):
+    """Symmetric CSR of the kNN couplings at ``k``, one entry per neighbouring pair.
+
+    Row ``i`` holds its ``k`` nearest (weight ``2/k`` for a mutual pair in the symmetrised model,
+    ``1/k`` otherwise) and then the points that count ``i`` among their ``k`` nearest without
+    being among ``i``'s (weight ``1/k``). Merging mutual pairs keeps rows short for the samplers.
+    ``perm``, ``rank``: the points renumbered as in :func:`knn_edges`.
+    """
+    n = neighbours.shape[0]
+    same = perm.size == 0
+    w = 1.0 / k
+    length = np.full(n, k, dtype=np.int64)
+    for i in range(n):
+        for r in range(k):
+            if reverse_rank[i, r] >= k:
+                j = neighbours[i, r]
+                length[j if same else rank[j]] += 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        indptr[i + 1] = indptr[i] + length[i]
+    indices = np.empty(indptr[n], dtype=np.int64)
+    data = np.empty(indptr[n])
+    fill = indptr[:-1] + k
+    for row in range(n):
+        i = row if same else perm[row]
+        for r in range(k):
+            j = neighbours[i, r]
+            j = j if same else rank[j]
+            p = indptr[row] + r
+            indices[p] = j
+            if reverse_rank[i, r] < k:
+                data[p] = w if equal else 2.0 * w
+            else:
+                data[p] = w
+                indices[fill[j]] = row
+                data[fill[j]] = w
+                fill[j] += 1
+    return indptr, indices, data
+
+
+@njit(cache=True)
+def breadth_first_order(neighbours, width):
+    """The points in breadth-first order over their ``width`` nearest neighbours (each component
+    from its lowest index): neighbours get nearby numbers, so a sweep over the renumbered graph
+    reads and writes the labels and the union-find arrays in nearby places, in any dimension."""
+    n = neighbours.shape[0]
+    width = min(width, neighbours.shape[1])
+    seen = np.zeros(n, dtype=np.bool_)
+    out = np.empty(n, dtype=np.int64)
+    head = 0
+    tail = 0
+    for s in range(n):
+        if seen[s]:
+            continue
+        seen[s] = True
+        out[tail] = s
+        tail += 1
+        while head < tail:
+            i = out[head]
+            head += 1
+            for r in range(width):
+                j = neighbours[i, r]
+                if not seen[j]:
+                    seen[j] = True
+                    out[tail] = j
+                    tail += 1
+    return out
 
 
 @njit(cache=True)
@@ -120,42 +199,6 @@ def knn_counts_next(counts, neighbours, reverse_rank, y, k, kind):
         counts[i, y[j]] += 1
         if kind != 2:
             counts[j, y[i]] += 1
-
-
-@njit(cache=True)
-def knn_csr(neighbours, reverse_rank, k, equal):
-    """Symmetric CSR of the kNN couplings at ``k``, one entry per neighbouring pair.
-
-    Row ``i`` holds its ``k`` nearest (weight ``2/k`` for a mutual pair in the symmetrised model,
-    ``1/k`` otherwise) and then the points that count ``i`` among their ``k`` nearest without
-    being among ``i``'s (weight ``1/k``). Merging mutual pairs keeps rows short for the samplers.
-    """
-    n = neighbours.shape[0]
-    w = 1.0 / k
-    length = np.full(n, k, dtype=np.int64)
-    for i in range(n):
-        for r in range(k):
-            if reverse_rank[i, r] >= k:
-                length[neighbours[i, r]] += 1
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        indptr[i + 1] = indptr[i] + length[i]
-    indices = np.empty(indptr[n], dtype=np.int64)
-    data = np.empty(indptr[n])
-    fill = indptr[:-1] + k
-    for i in range(n):
-        for r in range(k):
-            j = neighbours[i, r]
-            p = indptr[i] + r
-            indices[p] = j
-            if reverse_rank[i, r] < k:
-                data[p] = w if equal else 2.0 * w
-            else:
-                data[p] = w
-                indices[fill[j]] = i
-                data[fill[j]] = w
-                fill[j] += 1
-    return indptr, indices, data
 
 
 @njit(cache=True)
