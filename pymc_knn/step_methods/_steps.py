@@ -135,6 +135,7 @@ def _field(term, y) -> mcmc.Field:
             rank,
         )
     order, sorted_sq = g.sorted_rows()
+    shells, shell_step = g.shells
     return mcmc.Field(
         mcmc.DNN,
         none_i,
@@ -150,7 +151,8 @@ def _field(term, y) -> mcmc.Field:
         beta_max,
         g.n_points - 1,
         _new_dropped(),
-        *g.shells,
+        shells,
+        shell_step,
         NO_ORDER,
         NO_ORDER,
     )
