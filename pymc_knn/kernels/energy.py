@@ -13,7 +13,8 @@ from numba import njit
 def energy(src, dst, weight, z, class_weights):
     """``E(z) = sum_e weight_e a_{z_src} [z_src == z_dst]`` over an edge list."""
     # branch-free (a third faster on 5e6 edges: no mispredictions), and two running sums over
-    # the two halves, which the CPU adds in parallel (1.5-3x faster on 10^5-10^6 points)
+    # the two halves, which the CPU adds in parallel (1.5x faster on the renumbered graph of
+    # 10^6 points, 132 -> 88 ms; no change at 10^5)
     half = src.size // 2
     e0 = 0.0
     e1 = 0.0
