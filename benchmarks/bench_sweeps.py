@@ -7,11 +7,16 @@ the field of a ``pk.Exchange`` step). ``locality``: on the ``k = 50`` graph of `
 data's order and as the step numbers it (breadth first from ``LOCALITY_POINTS`` points on), and
 an exchange iteration of the step's kernel with 28 sweeps an auxiliary draw (what the relaxation
 check chose at 10^5 points), averaged over 10 iterations of one call at beta 1.34, ``k = 50``.
+``table``: the d-nn gaussian field of 10^4 2-d points (``bench_scale.data``, ``drop_tol = 1e-6``,
+the kept table widened to cover sigma 0.285, as the 10^4 row of ``bench_scale.py`` widens it):
+a coupling at sigma, an energy and a sweep at beta 1.4, at sigma 0.12 (the posterior's) and 0.17,
+and what an exchange iteration of 14 sweeps costs from them when half the moves are sigma's
+(14 sweeps, 1.5 energies and half a coupling).
 
 The script runs on older commits too (where the field has no renumbering), so a change is
 measured by running it on both, one after the other, on a quiet machine::
 
-    PYTHONPATH=. python benchmarks/bench_sweeps.py dnn locality
+    PYTHONPATH=. python benchmarks/bench_sweeps.py dnn locality table
     git worktree add /tmp/before <commit>; PYTHONPATH=/tmp/before python benchmarks/bench_sweeps.py dnn
 
 Clear numba's cache first (``make clean-numba``): it does not notice a changed kernel inside a
@@ -123,6 +128,40 @@ def iteration(step, sweeps=28, iterations=10):
     return per_call(run, 1.0) / iterations
 
 
+def table(n=10**4, cover=0.285, beta=1.4):
+    X, y = data(n, 2)
+    with pm.Model() as model:
+        pk.DistanceNN(
+            "y",
+            X=X,
+            beta=pm.Uniform("beta", 0, 4),
+            sigma=pm.Uniform("sigma", 0, 2),
+            observed=y,
+            drop_tol=1e-6,
+            working_memory=3072,
+        )
+        model["y"].owner.op.term.graph.cover(cover)
+        step = pk.Exchange()
+    f = step.field
+    aux = mcmc.Auxiliary(mcmc.EXCHANGE, mcmc.SWENDSEN_WANG, 14, True, 1024)
+    print(
+        f"width {f.sorted_sq.shape[1]}\n| sigma | coupling (ms) | energy (ms) | sweep (ms) |"
+        " iteration (ms) |\n|---|---|---|---|---|"
+    )
+    for sigma in (0.12, 0.17):
+        coupling = per_call(lambda: mcmc.coupling(f, sigma, False))
+        c = mcmc.coupling(f, sigma, False)
+        z, rng = f.y.copy(), np.random.default_rng(0)
+        mcmc._sweeps(f, aux, c, beta, z, 20, rng)
+        sweep = per_call(lambda: mcmc._sweeps(f, aux, c, beta, z, 14, rng)) / 14
+        energy = per_call(lambda: mcmc._energy(f, c, z))
+        it = 14 * sweep + 1.5 * energy + 0.5 * coupling
+        print(
+            f"| {sigma} | {coupling * 1e3:.0f} | {energy * 1e3:.1f} | {sweep * 1e3:.2f} |"
+            f" {it * 1e3:.0f} |"
+        )
+
+
 def locality():
     renumbers = hasattr(_steps, "LOCALITY_POINTS")
     print(
@@ -146,4 +185,4 @@ def locality():
 
 if __name__ == "__main__":
     for part in sys.argv[1:] or ("dnn", "locality"):
-        {"dnn": dnn, "locality": locality}[part]()
+        {"dnn": dnn, "locality": locality, "table": table}[part]()

@@ -470,9 +470,11 @@ class DistanceNN(_PottsDistribution):
         As for :class:`PottsKNN`.
     drop_tol : float in [0, 1), optional
         Bound on the share of a point's weight left out by keeping only its nearest others
-        (:class:`~pymc_knn.DistanceGraph`): default 0 (every pair) up to 2,000 points, 1e-6
-        beyond. The step methods widen the kept table during tuning to cover the ``sigma`` of
-        the chain's tuning windows (docs/scaling.md), and record the bound of each draw (``dnn_dropped`` in sample_stats).
+        (:class:`~pymc_knn.DistanceGraph`; at each ``sigma`` a row keeps the fewest whose rest is
+        within the bound): default 0 (every pair) up to 2,000 points, 1e-6 beyond. The step
+        methods widen the kept table during tuning to cover the ``sigma`` of the chain's tuning
+        windows (docs/scaling.md), and record the bound of each draw (``dnn_dropped`` in
+        sample_stats).
     sigma_max : float, optional
         ``sigma`` the kept table covers from the start (exponential kernel: the smallest rate).
     working_memory : float, optional

@@ -595,12 +595,15 @@ class DistanceGraph(NeighbourGraph):
     * ``"exponential"`` (d-nn3): ``W_ij ∝ exp(-d_ij sigma)``.
 
     With ``drop_tol = 0`` every pair is kept (``n x n`` distances: the reference model). With
-    ``drop_tol > 0`` each point keeps its ``width`` nearest others only (an exact neighbour
-    search, :mod:`pymc_knn._search`; ``36 n width`` bytes), enough that at every ``sigma`` of
-    :attr:`sigma_cover` the weight the full row would put beyond them is at most ``drop_tol``
-    of the row's: the model is then the kept rows, each normalised over its points, and
+    ``drop_tol > 0`` each point keeps a table of its ``width`` nearest others only (an exact
+    neighbour search, :mod:`pymc_knn._search`; ``36 n width`` bytes), enough that at every
+    ``sigma`` of :attr:`sigma_cover` the weight the full row would put beyond them is at most
+    ``drop_tol`` of the row's; at each ``sigma`` a row keeps the fewest of its nearest others
+    whose rest (the table's exactly, beyond it a bound) is within ``drop_tol`` of its weight.
+    The model is then these rows, each normalised over its points, and
     ``|log q_kept(y) - log q(y)| <= 2 beta max(a) n drop_tol`` (each row moves by at most
-    ``2 drop_tol`` in total variation). The ball kernel drops nothing: its floor weight to
+    ``2 drop_tol`` in total variation); couplings and energies cost the points kept at
+    ``sigma``, not the table's width. The ball kernel drops nothing: its floor weight to
     every point outside the ball is carried exactly (per-class totals), so a table that covers
     the ball is exact. The bound counts each row's dropped points by distance shells counted
     for the ``sigma`` the table was widened to (:meth:`dropped_share`); :meth:`cover` widens the
@@ -902,7 +905,10 @@ class DistanceGraph(NeighbourGraph):
                 self.squared_distances_to(X_new), y, sigmas, R, S, K, self.epsilon, class_weights
             )
         order, sq = self.sorted_rows()
-        R, S = _p.dnn_table_row_sums(sq, sigmas, K, self.epsilon, self.n_points - 1)
+        n_others = self.n_points - 1
+        R, S, cuts = _p.dnn_table_row_sums(
+            sq, sigmas, K, self.epsilon, n_others, *self.shells, self.drop_tol
+        )
         Z = np.ascontiguousarray(self.transform(X_new))
         n, m = self.n_points, Z.shape[0]
         full = self.width == n - 1  # every pair kept: a new point is in every row, and all in its
@@ -923,20 +929,24 @@ class DistanceGraph(NeighbourGraph):
             sigmas,
             R,
             S,
+            cuts,
+            sq,
             K,
             self.epsilon,
             class_weights,
             floor_mode,
+            self.drop_tol,
         )
 
     def coupling_bound(self, sigma):
-        """``(running sums C, floor, dropped)`` of the kept rows at ``sigma``
-        (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`); ``dropped`` bounds the share
-        of any row's weight left out."""
+        """``(running sums C, floor, dropped, ends)`` of the kept rows at ``sigma``
+        (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`; row ``i`` keeps its
+        ``ends[i]`` nearest); ``dropped`` bounds the share of any row's weight left out."""
         sigma = check_positive(sigma, "sigma")
         order, sq = self.sorted_rows()
-        C, floor, bound = np.empty(sq.shape), np.empty(self.n_points), np.zeros(1)
-        y = np.zeros(self.n_points, dtype=np.int64)
+        n = self.n_points
+        C, floor, bound = np.empty(sq.shape), np.empty(n), np.zeros(1)
+        ends = np.empty(n, dtype=np.int64)
         _s.dnn_table_cumulative(
             sq,
             order,
@@ -944,22 +954,24 @@ class DistanceGraph(NeighbourGraph):
             DNN_KERNELS[self.kernel],
             self.epsilon,
             C,
-            y,
+            np.zeros(n, dtype=np.int64),
             np.ones(1),
-            self.n_points - 1,
+            n - 1,
             floor,
             bound,
             *self.shells,
+            self.drop_tol,
+            ends,
         )
-        return C, floor, float(bound[0])
+        return C, floor, float(bound[0]), ends
 
     def coupling(self, sigma) -> Coupling:
-        """Couplings ``A = W + W^T`` at ``sigma`` (all pairs, or the kept table's)."""
+        """Couplings ``A = W + W^T`` at ``sigma`` (all pairs, or the kept rows')."""
         if not self.sparse:
             src, dst, weight = _s.dense_edges(self.weights(sigma))
             return Coupling.from_edges(self.n_points, src, dst, weight)
-        C, floor, _ = self.coupling_bound(sigma)
-        src, dst, weight = _s.rows_to_edges(self.sorted_rows()[0], C)
+        C, floor, _, ends = self.coupling_bound(sigma)
+        src, dst, weight = _s.rows_to_edges(self.sorted_rows()[0], C, ends)
         c = Coupling.from_edges(self.n_points, src, dst, weight)
         return c._replace(floor=floor) if floor.any() else c
 

@@ -12,7 +12,7 @@ import pytest
 
 import pymc_knn as pk
 from pymc_knn import graphs
-from pymc_knn.kernels.structure import NO_SHELLS, dnn_table_cumulative
+from pymc_knn.kernels.structure import CUT_SLACK, NO_SHELLS, dnn_table_cumulative
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
 from pymc_knn.testing import all_labelings, label_probabilities
 
@@ -41,12 +41,13 @@ def test_default_drop_tol_keeps_every_pair_on_small_data(ripley):
 
 @pytest.mark.parametrize("kernel,sigmas", KERNEL_SIGMAS)
 def test_full_table_equals_dense_on_ripley(kernel, sigmas, ripley):
-    """A kept table that holds every pair: couplings, energies, pseudo-likelihoods and the
-    predictive strengths of new points as the dense model's."""
+    """A kept table that holds every pair, with a drop_tol below float64's resolution of a
+    row: couplings, energies, pseudo-likelihoods and the predictive strengths of new points as
+    the dense model's."""
     X, y = ripley
     dense = pk.DistanceGraph(X, kernel=kernel)
     kept = pk.DistanceGraph(
-        X, kernel=kernel, drop_tol=1e-9, sigma_max=1e-3 if kernel == "exponential" else 1e3
+        X, kernel=kernel, drop_tol=1e-16, sigma_max=1e-3 if kernel == "exponential" else 1e3
     )
     assert kept.width == len(X) - 1
     X_new = pk.datasets.load_ripley("test").X[:40]
@@ -115,6 +116,7 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
     aw = np.ones(2) if a is None else np.asarray(a)
     order, sq = kept.sorted_rows()
     C, floor, bound = np.empty(sq.shape), np.empty(8), np.zeros(1)
+    ends = np.empty(8, dtype=np.int64)
     dnn_table_cumulative(
         sq,
         order,
@@ -129,18 +131,20 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
         bound,
         NO_SHELLS,
         0.0,
+        kept.drop_tol,
+        ends,
     )
     assert bound[0] == 0.0 and floor.min() > 0
     probs = label_probabilities(dense, 1.5, 2, class_weights=a)
     rng = np.random.default_rng(5)
     starts = all_labelings(8, 2)[rng.choice(probs.size, size=12_000, p=probs)]
     for z in starts:
-        swendsen_wang_rows(order, C, z, 1.5, aw, SWEEPS, rng, floor)
+        swendsen_wang_rows(order, C, ends, z, 1.5, aw, SWEEPS, rng, floor)
     assert chi2_pvalue(starts, probs, 2) > ALPHA
     # negative control: without the floor the same sweeps leave the law
     starts = all_labelings(8, 2)[rng.choice(probs.size, size=12_000, p=probs)]
     for z in starts:
-        swendsen_wang_rows(order, C, z, 1.5, aw, SWEEPS, rng)
+        swendsen_wang_rows(order, C, ends, z, 1.5, aw, SWEEPS, rng)
     assert chi2_pvalue(starts, probs, 2) < 1e-6
 
 
@@ -278,3 +282,141 @@ def test_cover_within_the_budget_and_a_warning_at_the_end_of_tuning(monkeypatch)
                 progressbar=False,
                 compute_convergence_checks=False,
             )
+
+
+def cut_rows(graph, sigma):
+    """Each row's kept points at ``sigma`` (a boolean ``n x n`` mask) and its ends."""
+    ends = graph.coupling_bound(sigma)[3]
+    order = graph.sorted_rows()[0]
+    keep = np.zeros((graph.n_points, graph.n_points), dtype=bool)
+    for i, e in enumerate(ends):
+        keep[i, order[i, :e]] = True
+    return keep, ends
+
+
+@pytest.mark.parametrize("kernel,sigmas", [("gaussian", (0.15, 0.3)), ("exponential", (24, 12))])
+def test_rows_keep_their_nearest_until_the_rest_is_within_drop_tol(kernel, sigmas):
+    """At each sigma a row of a kept table keeps the fewest of its nearest others whose rest is
+    within drop_tol of its dense weight, normalised over them; within 2 drop_tol of the dense
+    row in total variation, and the reported bound is at least the true share left out."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((400, 2))
+    dense = pk.DistanceGraph(X, kernel=kernel)
+    for tol in (1e-6, 1e-3):
+        kept = pk.DistanceGraph(
+            X, kernel=kernel, drop_tol=tol, sigma_max=1e-3 if kernel == "exponential" else 1e3
+        )
+        assert kept.width == 399  # the table holds every pair: only the cuts leave any out
+        for s in sigmas:
+            W = dense.weights(s)
+            keep, ends = cut_rows(kept, s)
+            left_out = (W * ~keep).sum(axis=1)
+            assert left_out.max() <= tol * (1 + 1e-9)
+            assert left_out.max() <= kept.coupling_bound(s)[2] * (1 + 1e-9)
+            # the fewest: one point fewer would leave out more than drop_tol (within the share
+            # CUT_SLACK of it where the weights far out are bounded, not summed)
+            order = kept.sorted_rows()[0]
+            one_more = left_out + W[np.arange(400), order[np.arange(400), ends - 1]]
+            assert (one_more[ends > 1] > tol * (1 - 2 * CUT_SLACK)).all()
+            np.testing.assert_allclose(kept.weights(s), W * keep / (W * keep).sum(1)[:, None])
+            assert np.abs(kept.weights(s) - W).sum(axis=1).max() <= 2 * tol * (1 + 1e-9)
+            assert ends.mean() < 0.5 * kept.width  # what the cut saves
+
+
+@pytest.mark.parametrize("kernel,sigma", [("gaussian", 1.0), ("exponential", 1.5)])
+def test_swendsen_wang_on_cut_rows_matches_enumeration(kernel, sigma):
+    """The step methods' sweep on rows cut at drop_tol (a large one, so that the cut model is
+    far from the dense one) keeps the cut model's exact law; sweeping the dense rows does not
+    (negative control)."""
+    X, _ = small_problem(3, n=8)
+    kept = pk.DistanceGraph(X, kernel=kernel, drop_tol=0.3)
+    dense = pk.DistanceGraph(X, kernel=kernel)
+    aw = np.ones(2)
+    C, _, _, ends = kept.coupling_bound(sigma)
+    assert ends.max() < 7
+    order = kept.sorted_rows()[0]
+    probs = label_probabilities(kept.coupling(sigma), 1.5, 2)
+    rng = np.random.default_rng(5)
+    starts = all_labelings(8, 2)[rng.choice(probs.size, size=12_000, p=probs)]
+    for z in starts:
+        swendsen_wang_rows(order, C, ends, z, 1.5, aw, SWEEPS, rng)
+    assert chi2_pvalue(starts, probs, 2) > ALPHA
+    C, _, _, ends = dense_cumulative(dense, sigma)
+    starts = all_labelings(8, 2)[rng.choice(probs.size, size=12_000, p=probs)]
+    for z in starts:
+        swendsen_wang_rows(order, C, ends, z, 1.5, aw, SWEEPS, rng)
+    assert chi2_pvalue(starts, probs, 2) < 1e-6
+
+
+def dense_cumulative(graph, sigma):
+    from pymc_knn.kernels.structure import dnn_row_cumulative
+
+    order, sq = graph.sorted_rows()
+    C, ends = np.empty(sq.shape), np.empty(graph.n_points, dtype=np.int64)
+    dnn_row_cumulative(
+        sq,
+        order,
+        sigma,
+        graphs.DNN_KERNELS[graph.kernel],
+        graph.epsilon,
+        C,
+        ends,
+        np.zeros(graph.n_points, dtype=np.int64),
+        np.ones(1),
+    )
+    return C, None, None, ends
+
+
+@pytest.mark.parametrize("width", [None, 60])
+def test_predictive_strengths_of_cut_rows(width, monkeypatch):
+    """The strengths of new points on a table with cut rows against the joint model written
+    out in numpy: each training row keeps its points at sigma and gains a new point nearer than
+    the last of them (renormalised), and the new point's own row is cut by the same rule (the
+    points beyond its table counted at its last kept distance)."""
+    if width is not None:
+        narrow(monkeypatch, width)
+    rng = np.random.default_rng(9)
+    X, X_new = rng.standard_normal((300, 2)), rng.standard_normal((25, 2))
+    y = (X[:, 0] > 0).astype(int)
+    tol, sigmas = 1e-3, np.array([0.15, 0.3])
+    reach = {"sigma_max": 1e3} if width is None else {}
+    kept = pk.DistanceGraph(X, drop_tol=tol, standardize=False, **reach)
+    n, L = 300, kept.width
+    assert (L == n - 1) == (width is None)
+    h = kept.strengths(X_new, y, sigmas, np.ones(2))
+    order, sq = kept.sorted_rows()
+    D = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    for t, s in enumerate(sigmas):
+        keep, ends = cut_rows(kept, s)
+        K = lambda d2: np.exp(-d2 / (2 * s * s))  # noqa: E731
+        Wt = K(np.where(keep, ((X[:, None] - X[None]) ** 2).sum(-1), np.inf))
+        S = Wt.sum(axis=1)
+        last = sq[np.arange(n), ends - 1]
+        for a in range(25):
+            own = np.argsort(D[a], kind="stable")[: n if width is None else L]
+            w = K(D[a, own])
+            m = reference_cut(w / w[0], (n - own.size) * w[-1] / w[0], tol)
+            expect = np.bincount(y[own[:m]], weights=w[:m] / w[:m].sum(), minlength=2)
+            enters = D[a] < last if width is None else (D[a] < last) & (D[a] < sq[:, -1])
+            back = K(D[a]) / (S + K(D[a]))
+            expect += np.bincount(y[enters], weights=back[enters], minlength=2)
+            np.testing.assert_allclose(h[a, t], expect, rtol=1e-9, atol=1e-12)
+
+
+def reference_cut(w, dropped, tol):
+    """The points a row keeps (relative weights ``w``, nearest first, and a bound ``dropped``
+    on the points beyond), as docs/scaling.md states the rule: weights summed outward until
+    each one left, at most the last summed, bounds the rest within ``CUT_SLACK`` of the
+    allowance; then the fewest whose rest stays within it."""
+    allowed = tol / (1 - tol)
+    L, kept, p = w.size, np.cumsum(w), w.size
+    for r in range(L):
+        if (L - 1 - r) * w[r] + dropped <= CUT_SLACK * allowed * kept[r]:
+            p = r + 1
+            break
+    rest = dropped + (L - p) * w[p - 1] if p < L else dropped
+    m = p
+    while m > 1 and rest + w[m - 1] <= allowed * (kept[p - 1] - w[m - 1:p].sum()):
+        rest += w[m - 1]
+        m -= 1
+    return m

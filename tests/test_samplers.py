@@ -131,7 +131,7 @@ def test_row_swendsen_wang_of_dnn_fields(case, exact_start):
     graph = pk.DistanceGraph(X, kernel=kernel)
     order, sorted_sq = graph.sorted_rows()
     aw = np.ones(G) if a is None else np.asarray(a, float)
-    C = np.empty(sorted_sq.shape)
+    C, ends = np.empty(sorted_sq.shape), np.empty(len(X), dtype=np.int64)
     dnn_row_cumulative(
         sorted_sq,
         order,
@@ -139,6 +139,7 @@ def test_row_swendsen_wang_of_dnn_fields(case, exact_start):
         pk.graphs.DNN_KERNELS[kernel],
         graph.epsilon,
         C,
+        ends,
         np.zeros(len(X), dtype=np.int64),
         aw,
     )
@@ -152,7 +153,7 @@ def test_row_swendsen_wang_of_dnn_fields(case, exact_start):
         starts = np.zeros((n, c.n), dtype=np.int64)
     sweeps = SWEEPS if exact_start else 50
     for z in starts:
-        swendsen_wang_rows(order, C, z, beta, aw, sweeps, rng)
+        swendsen_wang_rows(order, C, ends, z, beta, aw, sweeps, rng)
     p = chi2_pvalue(starts, probs, G)
     assert p > ALPHA, f"p-value {p:.2e}"
 

@@ -92,8 +92,10 @@ class Field(NamedTuple):
     and ``reverse_rank`` (``n x k_max``) and ``energy_y[k - 1] = E_k(y)``; d-nn fields use each
     point's others by distance, ``order`` (int32) and ``sorted_sq`` (``n x L``: all
     ``n_others = n - 1`` of them, or a kept table of the nearest ``L``), ``dnn_kernel`` and
-    ``epsilon``; every coupling raises ``dropped[0]`` to its bound on the weight share a row of
-    the table leaves out (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
+    ``epsilon``; with ``drop_tol > 0`` each row keeps, at each ``theta``, its nearest others up
+    to where the rest of its weight is within ``drop_tol``; every coupling raises ``dropped[0]``
+    to its bound on the weight share a row leaves out
+    (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
     ``dropped[1:3]`` to the largest and lowers it to the smallest sigma asked for. The unused
     arrays are empty. A kNN field may number the points otherwise than the data (``perm``,
     ``rank``): ``y`` and every auxiliary draw are then in the field's order.
@@ -117,6 +119,7 @@ class Field(NamedTuple):
     shell_step: float
     perm: np.ndarray  # kNN: the field's point r is the data's perm[r] (empty: the same order)
     rank: np.ndarray  # its inverse: the data's point i is the field's rank[i]
+    drop_tol: float  # d-nn: the share of a row's weight it may leave out (0: every pair)
 
 
 class Auxiliary(NamedTuple):
@@ -168,21 +171,23 @@ def _empty_csr():
 @njit(cache=True)
 def coupling(f, theta, need_csr):
     """The field's couplings at ``theta`` in a new array (see :func:`coupling_into`)."""
+    n = f.sorted_sq.shape[0]
     return coupling_into(
-        f, theta, need_csr, np.empty(f.sorted_sq.shape), np.empty(f.sorted_sq.shape[0])
+        f, theta, need_csr, np.empty(f.sorted_sq.shape), np.empty(n), np.empty(n, dtype=np.int64)
     )
 
 
 @njit(cache=True)
-def coupling_into(f, theta, need_csr, cumulative, floor):
+def coupling_into(f, theta, need_csr, cumulative, floor, ends):
     """The field's couplings at ``theta``: ``(src, dst, weight, uniform_weight, indptr, indices,
-    data, cumulative, energy_y, floor)``.
+    data, cumulative, energy_y, floor, ends)``.
 
     kNN: the edge list, and the CSR when ``need_csr`` (Gibbs, CFTP, the pseudo-likelihood);
     ``E(y)`` from the table of every k. d-nn: the running sums of the row-normalised weights in
-    each row's distance order, written into ``cumulative``, which is all Swendsen-Wang and the
-    energies need, and ``E(y)`` computed with them; the edge list and CSR are built only when
-    ``need_csr``. ``floor`` receives the ball kernel's floor weights on a kept table (else 0).
+    each row's distance order, written into ``cumulative`` up to each row's end, ``ends``, which
+    is all Swendsen-Wang and the energies need, and ``E(y)`` computed with them; the edge list
+    and CSR are built only when ``need_csr``. ``floor`` receives the ball kernel's floor weights
+    on a kept table (else 0).
     """
     n = f.y.size
     indptr, indices, data = _empty_csr()
@@ -201,28 +206,31 @@ def coupling_into(f, theta, need_csr, cumulative, floor):
             f.dropped,
             f.shells,
             f.shell_step,
+            f.drop_tol,
+            ends,
         )
         f.dropped[1] = max(f.dropped[1], theta)
         f.dropped[2] = min(f.dropped[2], theta)
         if need_csr:
-            src, dst, weight = rows_to_edges(f.order, cumulative)
+            src, dst, weight = rows_to_edges(f.order, cumulative, ends)
             indptr, indices, data = csr_from_edges(n, src, dst, weight)
         else:
             src, dst, weight = _NO_EDGES, _NO_EDGES, data
-        return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey, floor
+        return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey, floor, ends
     floor[:] = 0.0
     k = int(theta)
     equal = f.kind == KNN_EQUAL
     src, dst, weight = knn_edges(f.neighbours, f.reverse_rank, k, equal, f.perm, f.rank)
     if need_csr:
         indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal, f.perm, f.rank)
-    return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative, f.energy_y[k - 1], floor)
+    ey = f.energy_y[k - 1]
+    return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative, ey, floor, ends)
 
 
 @njit(cache=True)
 def _energy(f, c, z):
     if f.kind == DNN:
-        return rows_energy(f.order, c[7], z, f.class_weights, c[9])
+        return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9])
     return energy(c[0], c[1], c[2], z, f.class_weights)
 
 
@@ -241,7 +249,7 @@ def _sweeps(f, aux, c, beta, z, n_sweeps, rng):
     a = f.class_weights
     if aux.sampler == SWENDSEN_WANG:
         if f.kind == DNN:
-            swendsen_wang_rows(f.order, c[7], z, beta, a, n_sweeps, rng, c[9])
+            swendsen_wang_rows(f.order, c[7], c[10], z, beta, a, n_sweeps, rng, c[9])
         else:
             swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, a, n_sweeps, rng)
     else:
@@ -671,8 +679,9 @@ def run_iterations(
     shape = f.sorted_sq.shape
     slots = (np.empty(shape), np.empty(shape))
     floors = (np.empty(n), np.empty(n))
+    ends = (np.empty(shape[0], dtype=np.int64), np.empty(shape[0], dtype=np.int64))
     slot0 = 0  # d-nn: the weights of c0 live in slots[slot0], a proposal's in the other
-    c0 = coupling_into(f, theta0, need_csr, slots[0], floors[0])
+    c0 = coupling_into(f, theta0, need_csr, slots[0], floors[0], ends[0])
     ey0 = c0[8]
     pl0 = _log_pl(f, c0, beta0) if aux.method == PSEUDO else 0.0
     if aux.method == MOLLER:
@@ -731,7 +740,8 @@ def run_iterations(
                 elif theta1 == theta_other:
                     c1 = c_other
                 else:
-                    c1 = coupling_into(f, theta1, need_csr, slots[1 - slot0], floors[1 - slot0])
+                    s1 = 1 - slot0
+                    c1 = coupling_into(f, theta1, need_csr, slots[s1], floors[s1], ends[s1])
                     c_other, theta_other = c1, theta1
                 ey1 = c1[8]
                 log_r = beta1 * ey1 - beta0 * ey0

@@ -15,7 +15,16 @@ from numba import njit, prange
 
 from .signals import check_signals
 from .search import sq_distance
-from .structure import BALL, ball_radius2, dnn_log_ratio, dnn_log_ratios, row_reference, shifted_row
+from .structure import (
+    BALL,
+    NO_SHELLS,
+    ball_radius2,
+    dnn_log_ratio,
+    dnn_log_ratios,
+    row_reference,
+    row_weights,
+    shifted_row,
+)
 
 
 @njit(cache=True, parallel=True)
@@ -358,27 +367,39 @@ def _floor_level(sq_ref, sigma, kernel, epsilon, floor_mode):
 
 
 @njit(cache=True, parallel=True)
-def dnn_table_row_sums(sorted_sq, sigmas, kernel, epsilon, n_others):
+def dnn_table_row_sums(sorted_sq, sigmas, kernel, epsilon, n_others, shells, shell_step, drop_tol):
     """:func:`dnn_row_sums` of a kept table (each row's ``L`` nearest of ``n_others``): ``R[t, j]``
-    the nearest's squared distance and ``S[t, j]`` the row's kept weight relative to it (with the
-    ball kernel's floor to all ``n_others`` when ``L < n_others``)."""
+    the nearest's squared distance, ``S[t, j]`` the row's kept weight relative to it (with the
+    ball kernel's floor to all ``n_others`` when ``L < n_others``) and ``cuts[t, j]`` the points
+    it keeps: its nearest up to where the rest of its weight is within ``drop_tol`` (the rows of
+    :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), else all ``L``."""
     n, L = sorted_sq.shape
     floor_mode = kernel == BALL and L < n_others
+    cut = drop_tol > 0.0 and kernel != BALL
     T = sigmas.size
     R = np.empty((T, n))
     S = np.empty((T, n))
+    cuts = np.empty((T, n), dtype=np.int32)
     for t in prange(T):
+        w = np.empty(L)
         for j in range(n):
-            ref = sorted_sq[j, 0]
-            phi = _floor_level(ref, sigmas[t], kernel, epsilon, floor_mode)
-            total = n_others * phi
-            for r in range(L):
-                total += (
-                    np.exp(dnn_log_ratio(sorted_sq[j, r], ref, sigmas[t], kernel, epsilon)) - phi
-                )
-            R[t, j] = ref
-            S[t, j] = total
-    return R, S
+            end, kept, _, phi = row_weights(
+                sorted_sq[j],
+                sigmas[t],
+                kernel,
+                epsilon,
+                w,
+                floor_mode,
+                drop_tol,
+                shells,
+                j,
+                shell_step,
+                n_others - L,
+            )
+            cuts[t, j] = end if cut else L
+            R[t, j] = sorted_sq[j, 0]
+            S[t, j] = kept + n_others * phi
+    return R, S, cuts
 
 
 @njit(cache=True)
@@ -402,18 +423,24 @@ def dnn_table_strengths(
     sigmas,
     R,
     S,
+    cuts,
+    sorted_sq,
     kernel,
     epsilon,
     class_weights,
     floor_mode,
+    drop_tol,
 ):
     """:func:`dnn_strengths` of a kept d-nn table, from neighbour queries.
 
     New point ``a``'s own row: its kept nearest training points ``nb[a]`` (squared distances
-    ``sq_nb[a]``), normalised over them; training row ``j`` gains ``a`` when ``a`` is nearer
-    than ``j``'s last kept point: the CSR ``rev_indptr, rev_index`` (squared distances
-    ``rev_sq``) lists those ``j``. With the ball kernel's floor (``floor_mode``) every pair
-    outside the rows carries the floor weight, through per-class totals.
+    ``sq_nb[a]``), cut where the rest of its weight is within ``drop_tol`` as the training
+    rows are (the points beyond its row counted at its last kept distance) and normalised over
+    them; training row ``j`` gains ``a`` when ``a`` is nearer than the last point it keeps at
+    ``sigmas[t]``, ``sorted_sq[j, cuts[t, j] - 1]`` (:func:`dnn_table_row_sums`): the CSR
+    ``rev_indptr, rev_index`` (squared distances ``rev_sq``) lists the ``j`` whose table ``a``
+    enters. With the ball kernel's floor (``floor_mode``) every pair outside the rows carries
+    the floor weight, through per-class totals.
     """
     m, L = nb.shape
     n = y.size
@@ -429,21 +456,24 @@ def dnn_table_strengths(
             for j in range(n):
                 phi = _floor_level(R[t, j], sigmas[t], kernel, epsilon, True)
                 back_floor[t, y[j]] += phi / (S[t, j] + phi)
+    width = sorted_sq.shape[1]
     for a in prange(m):
-        ref = sq_nb[a, 0]
+        w = np.empty(L)
         for t in range(T):
             sigma = sigmas[t]
-            phi = _floor_level(ref, sigma, kernel, epsilon, floor_mode)
-            total = n * phi
-            for r in range(L):
-                total += np.exp(dnn_log_ratio(sq_nb[a, r], ref, sigma, kernel, epsilon)) - phi
-            for r in range(L):
-                w = np.exp(dnn_log_ratio(sq_nb[a, r], ref, sigma, kernel, epsilon)) - phi
-                out[a, t, y[nb[a, r]]] += w / total
+            end, total, _, phi = row_weights(
+                sq_nb[a], sigma, kernel, epsilon, w, floor_mode, drop_tol, NO_SHELLS, 0, 0.0, n - L
+            )
+            total += n * phi
+            for r in range(end):
+                out[a, t, y[nb[a, r]]] += w[r] / total
             for g in range(G):
                 out[a, t, g] += phi / total * counts[g] + back_floor[t, g]
             for e in range(rev_indptr[a], rev_indptr[a + 1]):
                 j = rev_index[e]
+                c = cuts[t, j]
+                if c < width and not rev_sq[e] < sorted_sq[j, c - 1]:
+                    continue  # beyond the last point row j keeps at sigma
                 x = dnn_log_ratio(rev_sq[e], R[t, j], sigma, kernel, epsilon)
                 back = _back_weight(x, S[t, j])
                 if floor_mode:

@@ -381,11 +381,12 @@ def sorted_rows(sq):
 
 
 @njit(cache=True)
-def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights):
+def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, ends, y, class_weights):
     """Running sums of the row-normalised d-nn weights, in each row's distance order, into ``C``.
 
-    ``C[i, r] = W_{i, order[i, 0]} + ... + W_{i, order[i, r]}`` (1 at the end of the row); the
-    weights are its differences, non-increasing along a row since the kernels decrease with
+    ``C[i, r] = W_{i, order[i, 0]} + ... + W_{i, order[i, r]}`` for ``r < ends[i]`` (1 at
+    ``ends[i] - 1``; the weights beyond are below float64's resolution of the sums, or zero);
+    the weights are its differences, non-increasing along a row since the kernels decrease with
     distance. One row at a time (the row's weights stay in cache), which also gives ``E(y)``,
     returned. Keeping only the running sums halves the memory the kernel streams through.
     Every row holds all ``n - 1`` others: :func:`dnn_table_cumulative` for a kept table.
@@ -405,6 +406,8 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
         np.zeros(1),
         NO_SHELLS,
         0.0,
+        0.0,
+        ends,
     )
 
 
@@ -412,7 +415,8 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, y, class_wei
 def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
     """Row weights relative to the nearest, into ``w``: ``(end, phi, tail)``.
 
-    ``end``: the weights from there on are negligible (:data:`LOG_NEGLIGIBLE`); ``phi``: the
+    ``end``: the weights from there on are negligible (:data:`LOG_NEGLIGIBLE`), or zero (the
+    ball's excess over its floor); ``phi``: the
     ball kernel's relative floor weight when ``floor_mode`` (``w`` then holds the excess over
     it), else 0; ``tail``: an upper bound on the relative weight of any point beyond the row.
     """
@@ -422,9 +426,10 @@ def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
         end = L
         radius2 = ball_radius2(sigma)
         inside = radius2 if sq[0] < radius2 else np.inf
-        if floor_mode:
+        if floor_mode:  # the excess over the floor: 0 outside the ball
             phi = epsilon if sq[0] < radius2 else 1.0
-        for r in range(L):
+            end = np.searchsorted(sq, radius2) if sq[0] < radius2 else 0
+        for r in range(end):
             w[r] = (1.0 if sq[r] < inside else epsilon) - phi
         # a point beyond the row is outside the ball (so at the floor) unless the row ends inside
         tail = (1.0 - phi) if sq[L - 1] < inside else 0.0
@@ -562,17 +567,21 @@ def dnn_table_cumulative(
     bound,
     shells,
     shell_step,
+    drop_tol,
+    ends,
 ):
     """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
 
-    The weights of the points kept in a row are normalised over them (the model of the table);
-    ``bound[0]`` is raised to the largest, over rows, of a bound on the share of the row's weight
-    that the full row would put beyond the table: ``U / (T + U)`` with ``T`` the kept weight and
-    ``U`` the bound of :func:`dropped_weight` (``shells``, ``shell_step``). 0 when
-    ``L == n_others`` (all pairs). The ball kernel's floor is exact instead: with a kept
-    table its rows are normalised over all ``n_others``, ``floor[i]`` receives the floor weight
-    ``W_ij`` of every other ``j``, and ``C`` the running sums of the excess over it; the floor's
-    share of ``E(y)``, ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``.
+    Each row keeps the points of :func:`row_weights` at ``sigma`` (``ends[i]`` of its nearest:
+    with ``drop_tol > 0``, gaussian and exponential kernels, the fewest whose rest is within
+    ``drop_tol`` of the row's weight), normalised over them (the model of the table);
+    ``bound[0]`` is raised to the largest, over rows, of the bound on the share left out: at most
+    ``drop_tol`` wherever the table is wide enough, 0 when ``L == n_others`` and nothing is cut.
+    The ball kernel's floor is exact instead: with a kept table its rows are normalised over all
+    ``n_others``, ``floor[i]`` receives the floor weight ``W_ij`` of every other ``j``, and
+    ``C`` the running sums of the excess over it; the floor's share of ``E(y)``,
+    ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``. ``C[i, r]`` is
+    written for ``r < ends[i]`` only.
     """
     n, L = sorted_sq.shape
     floor_mode = kernel == BALL and L < n_others
@@ -580,16 +589,22 @@ def dnn_table_cumulative(
     w = np.empty(L)
     energy = 0.0
     for i in range(n):
-        end, phi, tail = _row_weights(sorted_sq[i], sigma, kernel, epsilon, w, floor_mode)
-        total = 0.0
-        for r in range(end):
-            total += w[r]
-        if L < n_others:
-            dropped = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_others - L)
-            if floor_mode:
-                total += n_others * phi
-            if dropped > 0.0:
-                bound[0] = max(bound[0], dropped / (total + dropped))
+        end, total, dropped, phi = row_weights(
+            sorted_sq[i],
+            sigma,
+            kernel,
+            epsilon,
+            w,
+            floor_mode,
+            drop_tol,
+            shells,
+            i,
+            shell_step,
+            n_others - L,
+        )
+        total += n_others * phi
+        if dropped > 0.0:
+            bound[0] = max(bound[0], dropped / (total + dropped))
         inv = 1.0 / total
         c_row = C[i]
         o_row = order[i]
@@ -601,7 +616,7 @@ def dnn_table_cumulative(
             acc += wr
             c_row[r] = acc
             same += wr if y[o_row[r]] == g else 0.0
-        c_row[end:] = acc
+        ends[i] = end
         floor[i] = phi * inv
         if floor_mode:
             same += floor[i] * (counts[g] - 1)
@@ -609,12 +624,89 @@ def dnn_table_cumulative(
     return energy
 
 
+CUT_SLACK = 1e-3
+"""Share of ``drop_tol`` within which a cut row's weights beyond the ones computed may be
+bounded rather than summed (:func:`row_weights`): a cut is then at most one point farther than
+the fewest whenever the exact rest is within this share of the bound, and far fewer weights are
+computed (on 10^4 2-d points, about two thirds of those out to :data:`LOG_NEGLIGIBLE`)."""
+
+
 @njit(cache=True)
-def rows_energy(order, C, z, class_weights, floor):
+def row_weights(
+    sq, sigma, kernel, epsilon, w, floor_mode, drop_tol, shells, i, shell_step, n_dropped
+):
+    """The weights a row keeps at ``sigma``, relative to its nearest, into ``w``:
+    ``(end, kept, left_out, phi)``.
+
+    ``sq``: the row's squared distances to the ``L`` others of its table, sorted; ``n_dropped``
+    more lie beyond it, bounded by :func:`dropped_weight` (``shells`` row ``i``). ``end``: the
+    points kept, the row's first; ``kept``: their weight; ``left_out``: a bound on the weight of
+    the others; ``phi``: the ball kernel's floor weight when ``floor_mode``
+    (:func:`_row_weights`). Without ``drop_tol`` (or for the ball kernel) a row keeps its whole
+    table, ``end`` marking where the weights become negligible or zero. With it (gaussian and
+    exponential kernels) a row keeps the fewest of its nearest whose rest is within
+    ``drop_tol`` of its weight: the weights are computed outward until every one left bounds
+    the rest within ``CUT_SLACK`` of the allowance (each is at most the last computed), then the
+    cut moves in while the rest stays within it.
+    """
+    L = sq.size
+    if drop_tol > 0.0 and kernel != BALL:
+        tail = np.exp(dnn_log_ratio(sq[L - 1], sq[0], sigma, kernel, epsilon))
+        dropped = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_dropped)
+        end, kept, rest = _cut_weights(sq, sigma, kernel, w, dropped, drop_tol)
+        return end, kept, rest, 0.0
+    end, phi, tail = _row_weights(sq, sigma, kernel, epsilon, w, floor_mode)
+    kept = 0.0
+    for r in range(end):
+        kept += w[r]
+    dropped = 0.0
+    if n_dropped > 0:
+        dropped = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_dropped)
+    return end, kept, dropped, phi
+
+
+@njit(cache=True)
+def _cut_weights(sq, sigma, kernel, w, dropped, drop_tol):
+    """``(cut, kept, left_out)`` of :func:`row_weights` with ``drop_tol`` (gaussian or
+    exponential kernel), ``dropped`` bounding the weight beyond the table."""
+    L = sq.size
+    allowed = drop_tol / (1.0 - drop_tol)
+    if kernel == GAUSSIAN:
+        factor = gaussian_factor(sigma)
+        end = np.searchsorted(sq, sq[0] + LOG_NEGLIGIBLE / factor, side="right")
+    else:
+        top = np.sqrt(sq[0])
+        reach = top - LOG_NEGLIGIBLE / sigma
+        end = np.searchsorted(sq, reach * reach, side="right")
+    kept = 0.0
+    p = end
+    for r in range(end):
+        if kernel == GAUSSIAN:
+            w[r] = np.exp((sq[r] - sq[0]) * factor)
+        else:
+            w[r] = np.exp((top - np.sqrt(sq[r])) * sigma)
+        kept += w[r]
+        if (L - 1 - r) * w[r] + dropped <= CUT_SLACK * allowed * kept:
+            p = r + 1
+            break
+    if p < end:  # each point past p weighs at most w[p - 1]
+        rest = dropped + (L - p) * w[p - 1]
+    else:  # each past end under exp(LOG_NEGLIGIBLE) of the nearest
+        rest = dropped + (L - end) * np.exp(LOG_NEGLIGIBLE)
+    m = p
+    while m > 1 and rest + w[m - 1] <= allowed * (kept - w[m - 1]):
+        rest += w[m - 1]
+        kept -= w[m - 1]
+        m -= 1
+    return m, kept, rest
+
+
+@njit(cache=True)
+def rows_energy(order, C, ends, z, class_weights, floor):
     """``E(z) = sum_i sum_r W_{i, order[i, r]} a_{z_i} [z_i == z_{order[i, r]}]`` from the
-    running sums ``C`` of :func:`dnn_table_cumulative`, plus each row's floor weight ``floor[i]``
-    (to every other point) times the class counts."""
-    n, L = C.shape
+    running sums ``C`` of :func:`dnn_table_cumulative` (row ``i`` up to ``ends[i]``), plus each
+    row's floor weight ``floor[i]`` (to every other point) times the class counts."""
+    n = C.shape[0]
     counts = np.bincount(z, minlength=class_weights.size)
     e = 0.0
     for i in range(n):
@@ -623,7 +715,7 @@ def rows_energy(order, C, z, class_weights, floor):
         o_row = order[i]
         s = floor[i] * (counts[g] - 1)
         prev = 0.0
-        for r in range(L):
+        for r in range(ends[i]):
             s += c_row[r] - prev if z[o_row[r]] == g else 0.0
             prev = c_row[r]
         e += s * class_weights[g]
@@ -651,13 +743,14 @@ def add_floor_fields(h, z, floor, class_weights):
 
 
 @njit(cache=True)
-def rows_to_edges(order, C):
-    """Edge list of row-sorted directed weights: one entry ``i -> order[i, r]`` per positive
-    weight (a pair appears once from each side, and their weights add up to ``A_ij``)."""
-    n, L = C.shape
+def rows_to_edges(order, C, ends):
+    """Edge list of row-sorted directed weights (row ``i``'s running sums ``C[i, :ends[i]]``): one
+    entry ``i -> order[i, r]`` per positive weight (a pair appears once from each side, and
+    their weights add up to ``A_ij``)."""
+    n = C.shape[0]
     count = 0
     for i in range(n):
-        for r in range(L):
+        for r in range(ends[i]):
             if C[i, r] > (C[i, r - 1] if r else 0.0):
                 count += 1
     src = np.empty(count, dtype=np.int32)
@@ -666,7 +759,7 @@ def rows_to_edges(order, C):
     e = 0
     for i in range(n):
         prev = 0.0
-        for r in range(L):
+        for r in range(ends[i]):
             if C[i, r] > prev:
                 src[e] = i
                 dst[e] = order[i, r]

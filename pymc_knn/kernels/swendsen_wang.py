@@ -271,11 +271,12 @@ def _floor_events(
 
 
 @njit(cache=True)
-def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=None):
+def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, floor=None):
     """Swendsen-Wang updates on ``z`` in place, from directed weights sorted along each row.
 
-    ``C[i, r]`` is the running sum along row ``i`` of the weights of ``i``'s neighbours
-    ``order[i, 0..r]``, nearest first (:func:`pymc_knn.kernels.structure.dnn_row_cumulative`).
+    ``C[i, r]`` (``r < ends[i]``) is the running sum along row ``i`` of the weights of ``i``'s
+    neighbours ``order[i, 0..r]``, nearest first
+    (:func:`pymc_knn.kernels.structure.dnn_row_cumulative`).
     ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one factor per direction, so each
     directed entry is a bond candidate of its own, bonded with probability
     ``1 - exp(-beta a_g W_ij)`` between equal labels ``g``: these are the events of a Poisson
@@ -289,7 +290,7 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
     :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`): its events,
     ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others, after every row's.
     """
-    n, L = C.shape
+    n = C.shape[0]
     if floor is None:
         floor = np.zeros(n)
     amax = class_weights.max()
@@ -297,7 +298,7 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
     parent = np.empty(n, dtype=np.int64)
     size = np.empty(n, dtype=np.int64)
     label = np.empty(n, dtype=np.int64)
-    cap = 0 if equal_classes else n * L
+    cap = 0 if equal_classes else int(ends.sum())
     bond_src = np.empty(cap, dtype=np.int64)
     bond_w = np.empty(cap)
     bonds = np.arange(cap)
@@ -313,13 +314,14 @@ def swendsen_wang_rows(order, C, z, beta, class_weights, n_sweeps, rng, floor=No
             rate = beta * class_weights[g]
             if not rate > 0.0:
                 continue
-            c_row = C[i]
+            end = ends[i]
+            c_row = C[i, :end]
             base = 0.0
             t = 0
-            while t < L:
+            while t < end:
                 target = base - np.log(1.0 - rng.random()) / rate
                 t = _first_at_least(c_row, t, target)
-                if t >= L:
+                if t >= end:
                     break
                 j = order[i, t]
                 if z[j] == g:

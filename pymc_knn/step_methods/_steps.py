@@ -133,6 +133,7 @@ def _field(term, y) -> mcmc.Field:
             0.0,
             perm,
             rank,
+            0.0,
         )
     order, sorted_sq = g.sorted_rows()
     shells, shell_step = g.shells
@@ -155,6 +156,7 @@ def _field(term, y) -> mcmc.Field:
         shell_step,
         NO_ORDER,
         NO_ORDER,
+        g.drop_tol,
     )
 
 
