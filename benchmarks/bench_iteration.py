@@ -114,6 +114,7 @@ def main():
             args.iterations,
             *empty,
             rng,
+            mcmc.new_couplings(step.field),
         )
 
     c = mcmc.coupling(step.field, theta, False)

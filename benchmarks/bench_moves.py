@@ -92,6 +92,7 @@ def run(step, x, variant, share, iterations, seed):
         move,
         noise,
         np.random.default_rng(seed),
+        mcmc.new_couplings(step.field),
     )
     wall = time.perf_counter() - t0
     moves = ", ".join(

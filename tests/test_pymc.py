@@ -553,3 +553,47 @@ def test_pm_sample_with_the_defaults_converges(data, neighbours):
     assert (table["r_hat"] <= 1.01).all(), table
     assert (table["ess_bulk"] >= 400 * 4 / 2).all(), table
     assert (table["ess_tail"] >= 400).all(), table
+
+
+def _dnn_kept_model():
+    X, y = make_moons(300, noise=0.3, random_state=3)
+    with pm.Model() as model:
+        beta = pm.HalfNormal("beta", 5)
+        sigma = pm.Uniform("sigma", 0, 100)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y, drop_tol=1e-6)
+    return model
+
+
+def _knn_missing_model():
+    X, y, *_ = pk.datasets.load_ripley("train")
+    observed = np.ma.masked_array(y, mask=np.isin(np.arange(y.size), [3, 40, 77]))
+    return knn_model(X, observed, K=30)
+
+
+@pytest.mark.parametrize("case", ["knn", "dnn-kept", "knn-missing"])
+def test_couplings_kept_between_draws_give_the_same_draws(case, monkeypatch):
+    """The kernel starts each draw from the couplings the previous one ended with; building them
+    anew every draw (as before) gives the same draws, imputed labels and dnn_dropped."""
+    from pymc_knn.kernels import mcmc
+
+    build = {"knn": lambda: knn_model(*small_problem(3, n=40), K=10), "dnn-kept": _dnn_kept_model}
+    model = build.get(case, _knn_missing_model)()
+    kw = dict(draws=60, tune=150, chains=1, cores=1, random_seed=4, progressbar=False)
+    with model:
+        kept = pm.sample(compute_convergence_checks=False, **kw)
+    run = mcmc.run_iterations
+    calls = []
+
+    def anew(*args):
+        calls.append(args[-1][2][0])
+        return run(*args[:-1], mcmc.new_couplings(args[3]))
+
+    monkeypatch.setattr(mcmc, "run_iterations", anew)
+    with model:
+        fresh = pm.sample(compute_convergence_checks=False, **kw)
+    # couplings to reuse (not after a widening, nor after the imputed labels moved)
+    assert np.isfinite(calls).mean() > (0.2 if case == "knn-missing" else 0.9)
+    for group in ("posterior", "sample_stats"):
+        for name, values in getattr(kept, group).items():
+            if values.dtype.kind in "fiub":
+                np.testing.assert_array_equal(values, getattr(fresh, group)[name], err_msg=name)

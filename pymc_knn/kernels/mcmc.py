@@ -228,6 +228,55 @@ def coupling_into(f, theta, need_csr, cumulative, floor, ends):
 
 
 @njit(cache=True)
+def new_couplings(f):
+    """The couplings :func:`run_iterations` starts a chain with: two of no ``theta``, whose
+    buffers (a d-nn field's running sums, floors and row ends) later calls fill."""
+    n = f.sorted_sq.shape[0]
+    kept = np.array([np.nan, 0.0, np.nan, 0.0])
+    return _blank(f.sorted_sq.shape, n), _blank(f.sorted_sq.shape, n), kept
+
+
+@njit(cache=True)
+def _blank(shape, n):
+    indptr, indices, data = _empty_csr()
+    ends = np.zeros(n, dtype=np.int64)
+    return (
+        _NO_EDGES,
+        _NO_EDGES,
+        data,
+        0.0,
+        indptr,
+        indices,
+        data,
+        np.empty(shape),
+        0.0,
+        np.zeros(n),
+        ends,
+    )
+
+
+@njit(cache=True)
+def _coupling_in(f, theta, need_csr, c):
+    """The coupling at ``theta`` in ``c``'s buffers, and its own bound on the weight share a
+    d-nn row leaves out (``f.dropped[0]`` is raised to it, as by every coupling)."""
+    before = f.dropped[0]
+    f.dropped[0] = 0.0
+    out = coupling_into(f, theta, need_csr, c[7], c[9], c[10])
+    own = f.dropped[0]
+    f.dropped[0] = max(before, own)
+    return out, own
+
+
+@njit(cache=True)
+def _noted(f, theta, bound):
+    """Record a kept coupling's use in ``f.dropped`` as :func:`coupling_into` records a new one."""
+    if f.kind == DNN:
+        f.dropped[0] = max(f.dropped[0], bound)
+        f.dropped[1] = max(f.dropped[1], theta)
+        f.dropped[2] = min(f.dropped[2], theta)
+
+
+@njit(cache=True)
 def _energy(f, c, z):
     if f.kind == DNN:
         return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9])
@@ -635,7 +684,7 @@ def _record(trace, t, p, x, beta, theta):
 
 @njit(cache=True)
 def run_iterations(
-    logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept, cap, move, noise, rng
+    logp, x, state, f, aux, p, z, plug_in, n_iter, trace, accept, cap, move, noise, rng, cache
 ):
     """Run ``n_iter`` iterations from ``x`` (updated in place).
 
@@ -661,14 +710,22 @@ def run_iterations(
         difference of two independent estimates of its auxiliary term times ``(fields + 1) /
         |size|`` (``2 x`` the noise variance per field and unit of the move's size, which
         :func:`bridge_fields` scales by; ``nan`` for other moves).
+    rng : numpy Generator
+    cache : tuple
+        The two couplings the chain's previous call ended with (:func:`new_couplings` at the
+        chain's start): a call at the same ``theta`` starts from them instead of building its
+        coupling again, and a proposal at the other's ``theta`` reuses it; their buffers hold
+        the couplings the call builds (two d-nn tables of running sums, kept between draws
+        instead of allocated and paged in again every call).
 
     Returns
     -------
-    status, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps
+    status, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps, cache
         ``n_draws`` auxiliary draws were made, ``n_inexact`` of them approximate, and
         ``bridge_sweeps`` sweeps through bridging fields. ``status``
         is ``PAST_BETA_MAX`` (the iteration stopped at a proposal past beta_max with
-        positive prior density, its beta in ``state[1]``) or ``OK``.
+        positive prior density, its beta in ``state[1]``) or ``OK``. ``cache``: the couplings
+        for the next call.
     """
     n = f.y.size
     out = np.zeros(2)
@@ -676,12 +733,18 @@ def run_iterations(
     z1 = np.empty(n, dtype=np.int64)
     need_csr = aux.method == PSEUDO or aux.sampler != SWENDSEN_WANG
     lp0, beta0, theta0 = state[0], state[1], state[2]
-    shape = f.sorted_sq.shape
-    slots = (np.empty(shape), np.empty(shape))
-    floors = (np.empty(n), np.empty(n))
-    ends = (np.empty(shape[0], dtype=np.int64), np.empty(shape[0], dtype=np.int64))
-    slot0 = 0  # d-nn: the weights of c0 live in slots[slot0], a proposal's in the other
-    c0 = coupling_into(f, theta0, need_csr, slots[0], floors[0], ends[0])
+    # c0 is the coupling at theta0; c_other, in the other buffers, the latest other one (a
+    # chain whose k moves between two values builds each graph's edge list once)
+    c_a, c_b, kept = cache
+    if kept[0] == theta0:
+        c0, b0, c_other, theta_other, b_other = c_a, kept[1], c_b, kept[2], kept[3]
+        _noted(f, theta0, b0)
+    elif kept[2] == theta0:
+        c0, b0, c_other, theta_other, b_other = c_b, kept[3], c_a, kept[0], kept[1]
+        _noted(f, theta0, b0)
+    else:
+        c0, b0 = _coupling_in(f, theta0, need_csr, c_a)
+        c_other, theta_other, b_other = c_b, kept[2], kept[3]
     ey0 = c0[8]
     pl0 = _log_pl(f, c0, beta0) if aux.method == PSEUDO else 0.0
     if aux.method == MOLLER:
@@ -705,9 +768,7 @@ def run_iterations(
     bridge_sweeps = 0
     lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
     c1 = c0
-    # the latest other coupling, kept in the other slot: a chain whose k moves between two
-    # values (a narrow posterior at scale) builds each graph's edge list once per call
-    c_other, theta_other = c0, np.nan
+    status = OK
     for t in range(n_iter):
         check_signals()
         kind, log_h = propose(x, x1, p, rng)
@@ -724,24 +785,15 @@ def run_iterations(
             log_alpha = -np.inf
             if np.isfinite(lp1) and _valid(f, beta1, theta1):
                 if beta1 > f.beta_max:
-                    state[1] = beta1
-                    return (
-                        PAST_BETA_MAX,
-                        n_accepted,
-                        accept_sum,
-                        sweeps_sum,
-                        n_draws,
-                        n_inexact,
-                        aux_energy,
-                        bridge_sweeps,
-                    )
+                    status = PAST_BETA_MAX
+                    break
                 if theta1 == theta0:
                     c1 = c0
                 elif theta1 == theta_other:
                     c1 = c_other
+                    _noted(f, theta1, b_other)
                 else:
-                    s1 = 1 - slot0
-                    c1 = coupling_into(f, theta1, need_csr, slots[s1], floors[s1], ends[s1])
+                    c1, b_other = _coupling_in(f, theta1, need_csr, c_other)
                     c_other, theta_other = c1, theta1
                 ey1 = c1[8]
                 log_r = beta1 * ey1 - beta0 * ey0
@@ -792,11 +844,10 @@ def run_iterations(
             if accepted:
                 x[:] = x1
                 lp0, beta0 = lp1, beta1
-                if theta1 != theta0:
-                    c_other, theta_other = c0, theta0
-                    c0 = c1
-                    theta0 = theta1
-                    slot0 = 1 - slot0
+                if theta1 != theta0:  # c1 is c_other: the two swap
+                    c0, c_other = c_other, c0
+                    theta0, theta_other = theta_other, theta0
+                    b0, b_other = b_other, b0
                 ey0 = ey1
                 if aux.method == PSEUDO:
                     pl0 = pl1
@@ -811,5 +862,15 @@ def run_iterations(
             accept[t] = alpha
             cap[t] = zero_move
             move[t] = kind
-    state[0], state[1], state[2] = lp0, beta0, theta0
-    return (OK, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps)
+    state[0], state[1], state[2] = lp0, beta1 if status == PAST_BETA_MAX else beta0, theta0
+    return (
+        status,
+        n_accepted,
+        accept_sum,
+        sweeps_sum,
+        n_draws,
+        n_inexact,
+        aux_energy,
+        bridge_sweeps,
+        (c0, c_other, np.array([theta0, b0, theta_other, b_other])),
+    )

@@ -197,6 +197,7 @@ class ChainState:
     started: bool = False
     warned: bool = False
     warned_dropped: bool = False
+    couplings: Any = None  # the kernel's last two couplings (mcmc.new_couplings); None: anew
 
 
 @dataclass_state
@@ -725,6 +726,7 @@ class PottsStep(BlockedStep):
         if self.term.is_knn:
             y = _data_order(f, f.y)
             f.energy_y[:] = self.term.graph.energy_all_k(y, self.term.class_weights)
+        self.chain.couplings = None  # their E(y) was of the labels before
 
     def step(self, point):
         chain = self.chain
@@ -750,7 +752,9 @@ class PottsStep(BlockedStep):
         move = np.empty(rows, dtype=np.int64)
         noise = np.empty(rows)
         proposal = a.proposal(self._free, self._graph, self._lower, self._upper)
-        status, n_acc, acc_sum, sweeps, n_draws, n_inexact, aux_energy, bridged = (
+        if chain.couplings is None:
+            chain.couplings = mcmc.new_couplings(self.field)
+        status, n_acc, acc_sum, sweeps, n_draws, n_inexact, aux_energy, bridged, kept = (
             mcmc.run_iterations(
                 self.tractable.kernel_fn,
                 x,
@@ -767,8 +771,10 @@ class PottsStep(BlockedStep):
                 move,
                 noise,
                 self.rng,
+                chain.couplings,
             )
         )
+        chain.couplings = kept
         if status == mcmc.PAST_BETA_MAX:
             raise self._beta_error(state[1])
         dropped = self._check_dropped(tuning)
@@ -809,6 +815,7 @@ class PottsStep(BlockedStep):
         g.cover(target, strict=False)
         if self.field.sorted_sq is not g.sorted_rows()[1] or self.field.shells is not g.shells[0]:
             self.field = _field(self.term, self.field.y)  # wider, or shells counted anew
+            chain.couplings = None
         if final and not g.covers(target):
             warnings.warn(
                 f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each of "
