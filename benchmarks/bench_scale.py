@@ -148,6 +148,7 @@ def child_dnn(n, p, what, draws):
     """A d-nn (gaussian) model: build and ``pm.sample(draws, tune=draws, chains=1)``; ``what``
     ``"kept"`` (default drop_tol: a kept table beyond 2,000 points, 1e-6 forced below) or
     ``"dense"`` (drop_tol 0, every pair)."""
+    import arviz as az
     import pymc as pm
 
     import pymc_knn as pk
@@ -181,6 +182,7 @@ def child_dnn(n, p, what, draws):
     (model, idata), seconds, extra = timed(lambda: sample(X, y, draws, live_progress("sigma")))
     g = model["y"].owner.op.term.graph
     post = idata.posterior
+    ess = az.ess(idata, var_names=["beta", "sigma"])
     return {
         "seconds": seconds,
         "extra_mib": extra,
@@ -188,6 +190,10 @@ def child_dnn(n, p, what, draws):
         "sigma": float(post["sigma"].mean()),
         "beta": float(post["beta"].mean()),
         "dropped": float(idata.sample_stats["dnn_dropped"].max()),
+        "ess_beta": float(ess["beta"]),
+        "ess_sigma": float(ess["sigma"]),
+        "ess_per_s": float(ess["beta"]) / seconds,
+        "sweeps": float(idata.sample_stats["aux_sweeps"].mean()),
     }
 
 
@@ -254,6 +260,7 @@ def child_sample(n, p, what, draws):
         "rhat_k": float(summary.loc["k", "r_hat"]),
         "ess_k": float(summary.loc["k", "ess_bulk"]),
         "sweeps": float(idata.sample_stats["aux_sweeps"].mean()),
+        "ess_per_s": float(summary.loc["beta", "ess_bulk"]) / seconds,
     }
 
 
@@ -314,7 +321,7 @@ def report(rows):
     print("| job | n | p | what | seconds | x sklearn | peak extra MiB | note |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        note = r.get("error") or ", ".join(
+        note = ", ".join(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
             for k, v in r.items()
             if k
@@ -332,6 +339,8 @@ def report(rows):
                 "ess_beta",
                 "rhat_k",
                 "ess_k",
+                "ess_sigma",
+                "ess_per_s",
                 "sweeps",
             )
         )
