@@ -838,10 +838,10 @@ class PottsStep(BlockedStep):
         if not self.chain.warned_dropped:
             warnings.warn(
                 f"{type(self).__name__}: the d-nn table keeps the nearest {g.width} of each point, "
-                f"which leaves out up to {dropped:.3g} of a row's weight at the sigma this chain "
-                f"visits, above drop_tol = {g.drop_tol:g} (recorded as dnn_dropped in "
-                "sample_stats): the samples are of the kept model. Tune longer, or give the "
-                "likelihood sigma_max= (the largest sigma of the posterior)",
+                f"which leaves out up to {dropped:.3g} of a row's weight at a sigma this chain "
+                f"visited or proposed, above drop_tol = {g.drop_tol:g} (recorded per draw as "
+                "dnn_dropped in sample_stats): the samples are of the kept model. Tune longer, or "
+                "give the likelihood sigma_max= (the largest sigma of the posterior)",
                 UserWarning,
                 stacklevel=2,
             )
