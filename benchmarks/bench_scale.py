@@ -144,6 +144,23 @@ def live_progress(param):
     return progress
 
 
+def dnn_likelihood(X, y, drop_tol):
+    """The d-nn rows' likelihood (gaussian kernel) and priors, in the current ``pm.Model``."""
+    import pymc as pm
+
+    import pymc_knn as pk
+
+    return pk.DistanceNN(
+        "y",
+        X=X,
+        beta=pm.Uniform("beta", 0, 4),
+        sigma=pm.Uniform("sigma", 0, 2),
+        observed=y,
+        drop_tol=drop_tol,
+        working_memory=3072,
+    )
+
+
 def child_dnn(n, p, what, draws):
     """A d-nn (gaussian) model: build and ``pm.sample(draws, tune=draws, chains=1)``; ``what``
     ``"kept"`` (default drop_tol: a kept table beyond 2,000 points, 1e-6 forced below) or
@@ -151,22 +168,12 @@ def child_dnn(n, p, what, draws):
     import arviz as az
     import pymc as pm
 
-    import pymc_knn as pk
-
     X, y = data(n, p)
     tol = 0.0 if what == "dense" else 1e-6
 
     def sample(X, y, draws, callback=None):
         with pm.Model() as model:
-            pk.DistanceNN(
-                "y",
-                X=X,
-                beta=pm.Uniform("beta", 0, 4),
-                sigma=pm.Uniform("sigma", 0, 2),
-                observed=y,
-                drop_tol=tol,
-                working_memory=3072,
-            )
+            dnn_likelihood(X, y, tol)
             idata = pm.sample(
                 draws=draws,
                 tune=draws,

@@ -38,7 +38,7 @@ from pymc_knn.step_methods import _steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_defaults import build, load
-from bench_scale import data
+from bench_scale import data, dnn_likelihood
 
 DNN_CASES = [  # data, kernel, beta, sigma: near each posterior's mean (pm.sample, seed 2)
     ("glass", "ball", 1.64, 1.27),
@@ -134,15 +134,7 @@ def iteration(step, sweeps=28, iterations=10):
 def table(n=10**4, cover=0.285, beta=1.4):
     X, y = data(n, 2)
     with pm.Model() as model:
-        pk.DistanceNN(
-            "y",
-            X=X,
-            beta=pm.Uniform("beta", 0, 4),
-            sigma=pm.Uniform("sigma", 0, 2),
-            observed=y,
-            drop_tol=1e-6,
-            working_memory=3072,
-        )
+        dnn_likelihood(X, y, 1e-6)
         model["y"].owner.op.term.graph.cover(cover)
         step = pk.Exchange()
     f = step.field
