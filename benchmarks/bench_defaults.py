@@ -7,7 +7,8 @@ default draws and tune (1000 + 1000), the docs' priors
 * d-nn (``DistanceNN``, gaussian, exponential or ball): ``beta ~ HalfNormal(5)``,
   ``sigma ~ U(0, 100)``,
 
-and the step pm.sample assigns (``pk.Exchange``), or ``--method moller|pseudo``. One JSON line
+and the step pm.sample assigns (``pk.Exchange``), or ``--method moller|pseudo``, or an Exchange with
+the keyword arguments of ``--exchange`` (JSON, e.g. ``'{"delayed_acceptance": false}'``). One JSON line
 per fit goes to ``--out`` (appended): wall time of ``pm.sample`` (after a two-draw run that
 compiles the kernels; the model's PyTensor graph is still compiled inside, about 0.5 s), the
 machine's speed just after (``probe_ms``: a fixed Swendsen-Wang workload), PyMC's sampling time,
@@ -98,7 +99,7 @@ def probe_ms(sweeps=400):
     return round(1e3 * min(times), 2)
 
 
-def fit(data, model, seed, method, chains, cores):
+def fit(data, model, seed, method, chains, cores, exchange=None):
     import arviz as az
     import pymc as pm
 
@@ -123,6 +124,8 @@ def fit(data, model, seed, method, chains, cores):
     with m:
         if method != "exchange":
             kwargs["step"] = step()
+        elif exchange:
+            kwargs["step"] = pk.Exchange(**exchange)
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -153,6 +156,12 @@ def fit(data, model, seed, method, chains, cores):
         "accept": round(float(ss["accept"].mean()), 3),
         "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
         "bridge_sweeps": round(float(ss["bridge_sweeps"].mean()), 1),
+        "screened": round(float(ss["screened"].mean()), 2),
+        "aux_sweeps_all": [
+            sorted(set(float(v) for v in ss["aux_sweeps"].sel(chain=c).values))
+            for c in ss.chain.values
+        ],
+        "exchange": exchange or {},
         "aux_sweeps": [float(v) for v in ss["aux_sweeps"].isel(draw=-1).values],
         "mean": {v: round(float(idata.posterior[v].mean()), 4) for v in names},
         "warnings": sorted(
@@ -206,6 +215,7 @@ def main():
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--out", default="benchmarks/results/defaults.jsonl")
+    parser.add_argument("--exchange", type=json.loads, default=None, metavar="JSON")
     parser.add_argument("--table", metavar="JSONL")
     args = parser.parse_args()
     if args.table:
@@ -216,7 +226,7 @@ def main():
     for data in args.data:
         for model in args.models:
             for seed in args.seeds:
-                row = fit(data, model, seed, args.method, args.chains, args.cores)
+                row = fit(data, model, seed, args.method, args.chains, args.cores, args.exchange)
                 with out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
                 params = list(row["mean"])
@@ -228,6 +238,7 @@ def main():
                         for v in params
                     )
                     + f"  acc {row['accept']:.2f} its {row['iterations']} bridge sweeps/draw {row['bridge_sweeps']}"
+                    + f" screened/draw {row['screened']}"
                     + ("" if row["ok"] else "  FAIL"),
                     flush=True,
                 )

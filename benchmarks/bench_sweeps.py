@@ -67,7 +67,14 @@ def per_call(fn, seconds=2.0):
 
 def sweep_and_energy(step, theta, beta, sweeps):
     f = step.field
-    aux = mcmc.Auxiliary(mcmc.EXCHANGE, mcmc.SWENDSEN_WANG, sweeps, True, 1024)
+    aux = mcmc.Auxiliary(
+        mcmc.EXCHANGE,
+        mcmc.SWENDSEN_WANG,
+        sweeps,
+        mcmc.START_OBSERVED,
+        1024,
+        np.empty(0, dtype=np.int64),
+    )
     c = mcmc.coupling(f, theta, False)
     z = f.y.copy()
     rng = np.random.default_rng(0)
@@ -138,7 +145,14 @@ def table(n=10**4, cover=0.285, beta=1.4):
         model["y"].owner.op.term.graph.cover(cover)
         step = pk.Exchange()
     f = step.field
-    aux = mcmc.Auxiliary(mcmc.EXCHANGE, mcmc.SWENDSEN_WANG, 14, True, 1024)
+    aux = mcmc.Auxiliary(
+        mcmc.EXCHANGE,
+        mcmc.SWENDSEN_WANG,
+        14,
+        mcmc.START_OBSERVED,
+        1024,
+        np.empty(0, dtype=np.int64),
+    )
     print(
         f"width {f.sorted_sq.shape[1]}\n| sigma | coupling (ms) | energy (ms) | sweep (ms) |"
         " iteration (ms) |\n|---|---|---|---|---|"

@@ -41,7 +41,9 @@ def main():
     X, y = load(args.data)
     with build(X, y, args.model):
         f = pk.Exchange().field
-    aux = mcmc.Auxiliary(mcmc.EXCHANGE, mcmc.SWENDSEN_WANG, 1, True, 1024)
+    aux = mcmc.Auxiliary(
+        mcmc.EXCHANGE, mcmc.SWENDSEN_WANG, 1, mcmc.START_OBSERVED, 1024, np.empty(0, dtype=np.int64)
+    )
     c = mcmc.coupling(f, args.theta, False)
     rng = np.random.default_rng(0)
     print(f"{args.data} {args.model}, theta {args.theta}: E(y) = {c[8]:.2f}")

@@ -7,11 +7,14 @@ draw, the auxiliary sweeps, the bridging sweeps, the mean acceptance, the beta m
 and beta on its value scale (log-odds of ``beta / 4``); at the end ArviZ's summary.
 
     PYTHONPATH=. .venv/bin/python benchmarks/trace_chain.py 1e5 --tune 500 --draws 100
+
+``--exchange`` gives the step's keyword arguments as JSON (``'{"delayed_acceptance": false}'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import arviz as az
@@ -27,6 +30,7 @@ def main():
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--exchange", type=json.loads, default={}, metavar="JSON")
     args = parser.parse_args()
     X, y = data(args.n, 2)
 
@@ -35,7 +39,7 @@ def main():
         print(
             f"{time.perf_counter() - start:7.1f} {draw.draw_idx:4d} {'T' if draw.tuning else 'D'}"
             f" it {s['iterations']:3d} sw {s['aux_sweeps']:5.1f} br {s['bridge_sweeps']:5d}"
-            f" acc {s['accept']:.2f} sc {s['scaling']:.4f} k {draw.point['k']}"
+            f" acc {s['accept']:.2f} scr {s['screened']:3d} sc {s['scaling']:.4f} k {draw.point['k']}"
             f" b {float(draw.point['beta_interval__']):.4f}",
             flush=True,
         )
@@ -54,6 +58,7 @@ def main():
             progressbar=False,
             compute_convergence_checks=False,
             callback=show,
+            step=pk.Exchange(**args.exchange),
         )
     print(f"total {time.perf_counter() - start:.1f} s")
     print(az.summary(idata, var_names=["beta", "k"]))

@@ -450,7 +450,7 @@ STEPS = [
         "start-unknown",
         lambda: step(start="zeros"),
         ValueError,
-        r"start must be 'observed' or 'random'",
+        r"start must be 'observed', 'tuned' or 'random'",
     ),
     Case(
         "iterations-per-draw-zero",

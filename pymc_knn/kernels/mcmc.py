@@ -36,6 +36,18 @@ Moves (each reversible on its own, mixed with a fixed probability, so the mixtur
   Before the first fit, a *wide* move stands in: a graph move with a wider step (``r`` or the
   sd times a factor). Either is a kernel of its own, chosen with a fixed probability.
 
+Delayed acceptance (Christen and Fox 2005; Banterle et al. 2019), exchange only, once tuning has
+fitted the jump densities: a proposal ``x -> x'`` is first screened with probability
+``min(1, A)``, ``A = g(x') h(x | x') / (g(x) h(x' | x))``, where ``g`` is the product of the fitted
+densities (the graph coordinates' jump density and beta's given them: an approximation of the
+posterior built from the tuning draws) and ``h`` the move's own proposal density; only a proposal
+that passes pays for its couplings and auxiliary draw, and is then accepted with probability
+``min(1, R / A)``, ``R`` the exchange ratio. Since ``A(x' -> x) = 1 / A(x -> x')`` and ``A`` does
+not depend on the auxiliary draw ``z``, ``T(x, x', z) min(1, A) min(1, R / A)`` is symmetric in
+``x`` and ``x'`` where ``T(x, x', z) min(1, R)`` is (``T``: the extended target times the
+proposal, ``R = T(x', x, z) / T(x, x', z)``): the composite keeps detailed balance, whatever ``g``.
+A poor ``g`` costs mixing, never exactness.
+
 The exchange ratio of a ``k`` move may be bridged (Murray et al. 2006, section 5): the auxiliary
 draw at the proposal is carried through intermediate Potts fields between the two graphs before
 its weights are taken, which divides the variance of the ratio's noise by about the number of
@@ -80,6 +92,7 @@ BETA_JUMP_WIDE = 3.0
 BETA_JUMP_DEFENSIVE = 0.1
 """Weight of the beta jump density's broad component."""
 OK, PAST_BETA_MAX = 0, 1
+START_OBSERVED, START_RANDOM, START_LABELS = 0, 1, 2
 
 LOGP_SIGNATURE = types.float64(types.float64[::1], types.float64[::1])
 """``logp(x, out) -> lp``: the tractable log density at ``x``; ``out[:2] = (beta, theta)``."""
@@ -123,13 +136,16 @@ class Field(NamedTuple):
 
 
 class Auxiliary(NamedTuple):
-    """The method and its auxiliary draws."""
+    """The method and its auxiliary draws: a Markov chain sampler's draw runs ``sweeps`` sweeps
+    from ``start``: the observed labels (``START_OBSERVED``), uniform labels (``START_RANDOM``)
+    or the fixed ``start_labels`` (``START_LABELS``; in the field's order)."""
 
     method: int
     sampler: int
     sweeps: int
-    start_observed: bool
+    start: int
     max_sweeps: int
+    start_labels: np.ndarray  # int64 (n,) for START_LABELS, else empty
 
 
 class Proposal(NamedTuple):
@@ -158,6 +174,7 @@ class Proposal(NamedTuple):
     bridge: int  # exchange, kNN: intermediate fields of a graph move's ratio (0: none) ...
     bridge_unit: float  # ... or, when > 0, (fields + 1) per squared unit of the move
     max_bridge: int  # bound on the fields of one move
+    delayed: bool  # exchange: screen each move by the fitted densities first (delayed acceptance)
 
 
 _NO_EDGES = np.empty(0, dtype=np.int32)
@@ -285,7 +302,9 @@ def _energy(f, c, z):
 
 @njit(cache=True)
 def _start_labels(f, aux, z, rng):
-    if aux.start_observed:
+    if aux.start == START_LABELS:
+        z[:] = aux.start_labels
+    elif aux.start == START_OBSERVED:
         z[:] = f.y
     else:
         for i in range(z.size):
@@ -629,6 +648,24 @@ def jump_log_density(mix, v, discrete):
     return top + np.log(total)
 
 
+SURROGATE_FLOOR = -700.0
+"""Floor of the delayed acceptance's ``log g`` (any positive ``g`` keeps the chain exact; a
+floor keeps a state far in the fitted densities' tails reachable)."""
+
+
+@njit(cache=True)
+def surrogate_log_density(p, x):
+    """``log g(x)`` of the delayed acceptance's first stage: the jump density of each graph
+    coordinate times the beta jump's density given them, as far as tuning has fitted them."""
+    s = 0.0
+    if p.jump.shape[1] > 0:
+        for j in range(p.graph.size):
+            s += jump_log_density(p.jump[j], x[p.graph[j]], p.discrete[j])
+    if p.beta_chol.shape[0] > 0:
+        s += beta_jump_log_density(p, x)
+    return max(s, SURROGATE_FLOOR)
+
+
 @njit(cache=True)
 def _jump(x, x1, p, j, rng):
     """A jump move of graph coordinate ``j`` (see the module's docstring)."""
@@ -720,9 +757,12 @@ def run_iterations(
 
     Returns
     -------
-    status, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps, cache
-        ``n_draws`` auxiliary draws were made, ``n_inexact`` of them approximate, and
-        ``bridge_sweeps`` sweeps through bridging fields. ``status``
+    status, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps, \
+screened, cache
+        ``n_draws`` auxiliary draws were made, ``n_inexact`` of them approximate,
+        ``bridge_sweeps`` sweeps through bridging fields, and ``screened`` proposals were
+        rejected by the delayed acceptance's first stage (their acceptance probability counts as
+        0: given the first stage's uniform, an unbiased estimate of the move's). ``status``
         is ``PAST_BETA_MAX`` (the iteration stopped at a proposal past beta_max with
         positive prior density, its beta in ``state[1]``) or ``OK``. ``cache``: the couplings
         for the next call.
@@ -769,6 +809,10 @@ def run_iterations(
     lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
     c1 = c0
     status = OK
+    delayed = p.delayed and aux.method == EXCHANGE
+    g0 = surrogate_log_density(p, x) if delayed else 0.0
+    g1 = g0
+    screened = 0
     for t in range(n_iter):
         check_signals()
         kind, log_h = propose(x, x1, p, rng)
@@ -783,10 +827,18 @@ def run_iterations(
             beta1 = out[0]
             theta1 = out[1]
             log_alpha = -np.inf
-            if np.isfinite(lp1) and _valid(f, beta1, theta1):
-                if beta1 > f.beta_max:
-                    status = PAST_BETA_MAX
-                    break
+            go = np.isfinite(lp1) and _valid(f, beta1, theta1)
+            if go and beta1 > f.beta_max:
+                status = PAST_BETA_MAX
+                break
+            log_a = 0.0
+            if go and delayed:
+                g1 = surrogate_log_density(p, x1)
+                log_a = g1 - g0 + log_h
+                if log_a < 0.0 and not np.log(rng.random()) < log_a:
+                    go = False  # screened out before its couplings and auxiliary draw
+                    screened += 1
+            if go:
                 if theta1 == theta0:
                     c1 = c0
                 elif theta1 == theta_other:
@@ -836,14 +888,14 @@ def run_iterations(
                         ez1_at_0 = ez1 if theta1 == theta0 else _energy(f, c0, z1)
                         log_w = plug_in[0] * (ez1_hat - ez_hat) - beta0 * (ez1_at_0 - ez0)
                         zero_move = np.exp(min(0.0, log_w))
-                log_alpha = lp1 - lp0 + log_h + log_r
+                log_alpha = lp1 - lp0 + log_h + log_r - log_a
             if np.isnan(log_alpha):
                 log_alpha = -np.inf
             alpha = np.exp(min(0.0, log_alpha))
             accepted = np.log(rng.random()) < log_alpha
             if accepted:
                 x[:] = x1
-                lp0, beta0 = lp1, beta1
+                lp0, beta0, g0 = lp1, beta1, g1
                 if theta1 != theta0:  # c1 is c_other: the two swap
                     c0, c_other = c_other, c0
                     theta0, theta_other = theta_other, theta0
@@ -872,5 +924,6 @@ def run_iterations(
         n_inexact,
         aux_energy,
         bridge_sweeps,
+        screened,
         (c0, c_other, np.array([theta0, b0, theta_other, b_other])),
     )

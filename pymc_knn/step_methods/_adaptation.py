@@ -127,6 +127,17 @@ def relaxed(early, late, late_sq) -> bool:
     return abs(float(d.mean())) <= max(RELAX_TOL * sd, 2.0 * se)
 
 
+def agrees(late, late_ref, late_sq_ref) -> bool:
+    """Whether auxiliary chains from a tuned start settle where chains from the observed
+    labels do: the mean energy of their late windows within ``RELAX_TOL`` stationary sds of
+    the reference's, or within two standard errors of the difference."""
+    sd = math.sqrt(max(float(late_sq_ref.mean() - late_ref.mean() ** 2), 0.0))
+    se = math.sqrt(
+        float(late.var(ddof=1)) / late.size + float(late_ref.var(ddof=1)) / late_ref.size
+    )
+    return abs(float(late.mean() - late_ref.mean())) <= max(RELAX_TOL * sd, 2.0 * se)
+
+
 def iterations_for(tau: float, target: float = TARGET_TAU) -> int:
     """Iterations between stored draws so that a chain of integrated time ``tau`` per iteration
     has about ``target`` between draws (autocorrelation ``rho^m`` of an AR(1) chain)."""
@@ -171,6 +182,7 @@ class Adaptation:
     adapt_bridge: bool = False
     bridge_unit: float = 0.0
     max_bridge: int = MAX_BRIDGE
+    delayed: bool = False
     aux_sweeps: int = 10
     fields_per_move: float = 0.0
     log_scale: float = field(init=False)
@@ -185,6 +197,7 @@ class Adaptation:
     window_length: int = FIRST_WINDOW
     window_mean: np.ndarray | None = None
     window_beta_top: float = 0.0
+    window_beta_low: float = 0.0
     _window: list = field(default_factory=list)
     _filled: int = 0
     _updates: int = 0
@@ -264,6 +277,7 @@ class Adaptation:
             self.bridge,
             self.bridge_unit if self.adapt_bridge else 0.0,
             self.max_bridge,
+            self.delayed and (self.jump.shape[1] > 0 or self.beta_chol.shape[0] > 0),
         )
 
     def observe(self, trace, accept, cap, move, noise, bridge_sweeps=0) -> bool:
@@ -340,6 +354,7 @@ class Adaptation:
         self.window_mean = rows[:, :2].mean(axis=0)
         self.graph_stuck = np.ptp(rows[:, 2 + self.n_free :], axis=0) == 0
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
+        self.window_beta_low = float(np.quantile(rows[:, 0], 1 - RELAX_QUANTILE))
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
         pooled = block

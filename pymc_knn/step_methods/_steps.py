@@ -37,6 +37,7 @@ from ._adaptation import (
     RELAX_CHAINS,
     TARGET_ACCEPT,
     Adaptation,
+    agrees,
     relaxed,
 )
 from ._labels import impute_nearest
@@ -44,6 +45,7 @@ from ._tractable import TractableLogp
 
 __all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "current_model"]
 
+_NO_LABELS = np.empty(0, dtype=np.int64)
 MAX_ITERATIONS_PER_DRAW = 1000
 """Default bound on the iterations per draw chosen during tuning."""
 RELAX_SAME = 0.02
@@ -194,6 +196,7 @@ class ChainState:
     aux: Any = None  # mcmc.Auxiliary, its sweeps tuned per chain
     relaxed: bool = True  # the latest relaxation check passed within MAX_AUX_SWEEPS
     relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
+    observed_sweeps: int = AUX_SWEEPS  # the sweeps chains from the observed labels need
     started: bool = False
     warned: bool = False
     warned_dropped: bool = False
@@ -227,9 +230,10 @@ class PottsStep(BlockedStep):
         "aux_exact": (bool, []),
         "aux_energy": (np.float64, []),
         "bridge_sweeps": (np.int64, []),
+        "screened": (np.int64, []),
         "dnn_dropped": (np.float64, []),
     }
-    _bridge0, _adapt_bridge, _max_bridge = 0, False, MAX_BRIDGE
+    _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, False
 
     def __init__(
         self,
@@ -305,9 +309,10 @@ class PottsStep(BlockedStep):
 
     def _auxiliary(self, sampler, sweeps, start, max_sweeps) -> mcmc.Auxiliary:
         self.sampler = self.term.check_sampler(sampler)
-        if start not in ("observed", "random"):
-            raise ValueError(f"start must be 'observed' or 'random', got {start!r}")
+        if start not in ("observed", "tuned", "random"):
+            raise ValueError(f"start must be 'observed', 'tuned' or 'random', got {start!r}")
         self.start = start
+        self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
         self.sweeps = None if sweeps is None else _check_count(sweeps, "sweeps")
         self.max_sweeps = _check_count(max_sweeps, "max_sweeps")
         # only the Markov chain samplers' draws are approximate, and they relax with sweeps
@@ -318,8 +323,9 @@ class PottsStep(BlockedStep):
             self.method,
             _SAMPLERS[sampler],
             self.sweeps or AUX_SWEEPS,
-            start == "observed",
+            self._start_code,
             self.max_sweeps,
+            _NO_LABELS,
         )
 
     def _check_k_radius(self, k_radius):
@@ -368,6 +374,7 @@ class PottsStep(BlockedStep):
             bridge=self._bridge0,
             adapt_bridge=self._adapt_bridge and self.adapt,
             max_bridge=self._max_bridge,
+            delayed=self._delayed,
             aux_sweeps=self.aux.sweeps,
         )
         return ChainState(adaptation, self.field.y.copy(), np.zeros(3), aux=self.aux)
@@ -628,34 +635,87 @@ class PottsStep(BlockedStep):
     def _window_closed(self, chain):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
 
-    def _relax(self, chain, beta, theta):
-        """Tune the sweeps of an auxiliary draw at ``(beta, theta)``: the fewest (growing by
-        ``RELAX_GROWTH`` from the current: they never fall, a check being noisy) after which ``RELAX_CHAINS``
-        auxiliary chains have relaxed (:func:`relaxed`), at most ``MAX_AUX_SWEEPS``; a check that
-        fails extends the same chains to the next sweeps (cost: the last check's). A point
-        within ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not
-        checked again: once a large data set's posterior has narrowed, every later window
-        would repeat a check that costs ``RELAX_CHAINS`` auxiliary runs."""
-        s = chain.aux.sweeps
-        if chain.relaxed_at and chain.relaxed_at[2] == s:
-            b, t, _ = chain.relaxed_at
-            if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
-                return
+    def _draw_start(self, chain, beta, theta) -> np.ndarray:
+        """Labels for the auxiliary chains to start from: a draw at the latest window's mean
+        beta and the current ``k`` or ``sigma``, twice the current sweeps from the current
+        start (the observed labels at first)."""
+        aux = chain.aux
+        z = np.empty(self.field.y.size, dtype=np.int64)
+        c = mcmc.coupling(self.field, theta, aux.sampler != mcmc.SWENDSEN_WANG)
+        mcmc.auxiliary_draw(self.field, aux._replace(sweeps=2 * aux.sweeps), c, beta, z, self.rng)
+        return z
+
+    def _check(self, aux, beta, theta, s, reference=None, limit=None):
+        """The fewest sweeps from ``s`` (growing by ``RELAX_GROWTH``, at most ``limit``) after
+        which ``RELAX_CHAINS`` auxiliary chains from ``aux``'s start have relaxed at ``(beta,
+        theta)`` (:func:`relaxed`) and, given a ``reference`` (the late windows of chains from
+        the observed labels), settled where those did (:func:`agrees`); a check that fails
+        extends the same chains to the next sweeps (cost: the last check's). Returns ``(s,
+        passed, late, late_sq)``."""
+        limit = MAX_AUX_SWEEPS if limit is None else limit
         labels, energies = mcmc.relaxation_state(self.field, RELAX_CHAINS, MAX_AUX_SWEEPS)
         done = 0
         while True:
             mcmc.relaxation_sweeps(
-                self.field, chain.aux, beta, theta, labels, energies, done, 2 * s, self.rng
+                self.field, aux, beta, theta, labels, energies, done, 2 * s, self.rng
             )
             done = 2 * s
-            ok = relaxed(*mcmc.relaxation_windows(energies, s))
-            if ok or s >= MAX_AUX_SWEEPS:
-                break
-            s = min(max(s + 1, round(s * RELAX_GROWTH)), MAX_AUX_SWEEPS)
-        chain.aux = chain.aux._replace(sweeps=s)
+            early, late, late_sq = mcmc.relaxation_windows(energies, s)
+            ok = relaxed(early, late, late_sq) and (reference is None or agrees(late, *reference))
+            if ok or s >= limit:
+                return s, ok, late, late_sq
+            s = min(max(s + 1, round(s * RELAX_GROWTH)), limit)
+
+    def _relax(self, chain, beta, theta, tuned=None):
+        """Tune the auxiliary draws at ``(beta, theta)`` (the window's 95% quantile of beta,
+        where the field orders and chains from the observed labels relax slowest): the sweeps
+        from the observed labels (:meth:`_check`, from the current: they never fall, a check
+        being noisy; at most ``MAX_AUX_SWEEPS``) and, given ``tuned = (mean, low)``
+        (``start="tuned"``: the window's mean and 5% quantile of beta), a start drawn at the
+        mean (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if chains from
+        it relax at ``beta`` and at ``low`` and, at ``beta``, settle where the chains from the
+        observed labels do.
+
+        The observed labels have the posterior's energy but not a draw's structure: one sweep
+        from them drops the energy by 5-10 sds at 10^5 points, and it takes 13-20 sweeps to come
+        back; chains from a draw stay within the check's tolerance after a few. The checks on
+        both sides of the mean and the agreement keep a start in one phase of a field at its ordering
+        transition (chains from it can sit there for hundreds of sweeps: no drift, yet not the
+        stationary law) from being taken for a relaxed one (docs/inference.md). A point within
+        ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not checked
+        again (nor is the start drawn again): once a large data set's posterior has narrowed,
+        every later window would repeat checks that cost ``RELAX_CHAINS`` auxiliary runs."""
+        s = chain.observed_sweeps
+        if chain.relaxed_at and chain.relaxed_at[2] == s:
+            b, t, _ = chain.relaxed_at
+            if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
+                return
+        start = None if tuned is None else self._draw_start(chain, tuned[0], theta)
+        observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
+        s, ok, late, late_sq = self._check(observed, beta, theta, s)
+        aux = observed._replace(sweeps=s)
+        if start is not None and ok and s >= 2 * AUX_SWEEPS:
+            aux = self._tuned_start(aux, start, (beta, tuned[1]), theta, (late, late_sq))
+        chain.observed_sweeps = s
+        chain.aux = aux
         chain.relaxed = ok
         chain.relaxed_at = (beta, theta, s) if ok else ()
-        chain.adaptation.aux_sweeps = s
+        chain.adaptation.aux_sweeps = aux.sweeps
+
+    def _tuned_start(self, observed, start, betas, theta, reference):
+        """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
+        and the fewest sweeps, at most ``s // 2`` (a start that saves less is not worth its
+        checks), after which chains from it pass :meth:`_check` at each of ``betas``: at the
+        first (where ``reference``, the chains from the observed labels, ran) settling where
+        those did, at the others relaxing; or ``observed`` itself when they do not."""
+        limit = observed.sweeps // 2
+        tuned = observed._replace(start=mcmc.START_LABELS, start_labels=start)
+        s_t = AUX_SWEEPS
+        for i, b in enumerate(betas):
+            s_t, ok, _, _ = self._check(tuned, b, theta, s_t, None if i else reference, limit)
+            if not ok:
+                return observed
+        return tuned._replace(sweeps=s_t)
 
     def _seed_ridge(self, chain, x, beta, k) -> None:
         """When ``k`` has not moved in a whole window, the ridge of ``k`` moves (the shift of
@@ -754,7 +814,7 @@ class PottsStep(BlockedStep):
         proposal = a.proposal(self._free, self._graph, self._lower, self._upper)
         if chain.couplings is None:
             chain.couplings = mcmc.new_couplings(self.field)
-        status, n_acc, acc_sum, sweeps, n_draws, n_inexact, aux_energy, bridged, kept = (
+        status, n_acc, acc_sum, sweeps, n_draws, n_inexact, aux_energy, bridged, screened, kept = (
             mcmc.run_iterations(
                 self.tractable.kernel_fn,
                 x,
@@ -789,13 +849,15 @@ class PottsStep(BlockedStep):
             "scaling": a.scale if self._free.size else 0.0,
             "graph_step": float(proposal.step[0]) if self._graph.size else 0.0,
             "bridge_sweeps": bridged,
+            "screened": screened,
             "dnn_dropped": dropped,
             **self._aux_stats(n_draws, sweeps, n_inexact, aux_energy),
         }
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
             self._widen(chain)
             if self._tune_sweeps:
-                self._relax(chain, a.window_beta_top, state[2])
+                tuned = (a.window_mean[0], a.window_beta_low) if self.start == "tuned" else None
+                self._relax(chain, a.window_beta_top, state[2], tuned)
                 self._seed_ridge(chain, x, state[1], int(round(state[2])))
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
@@ -903,13 +965,17 @@ _PARAMETERS = """
         others run ``sweeps`` sweeps from ``start`` and are approximate.
     sweeps : int, optional
         Sweeps of an approximate auxiliary draw ("swendsen_wang", "gibbs"). By default they are
-        tuned per chain (from 10, never down, at most 1024): whenever an adaptation window
-        closes, 64 auxiliary chains at the current ``k`` (or ``sigma``) and the window's 95%
-        quantile of beta show after how many sweeps their mean energy has settled (within 0.1
-        of its sd, or of what the check resolves); the draws then take that many. An int fixes
-        them.
-    start : {"observed", "random"}, default="observed"
-        Where an approximate auxiliary chain starts: the observed labels or uniform labels.
+        tuned per chain (at most 1024): whenever an adaptation window closes, 64 auxiliary
+        chains at the current ``k`` (or ``sigma``) and the window's 95% quantile of beta show
+        after how many sweeps their mean energy has settled (within 0.1 of its sd, or of what
+        the check resolves); the draws then take that many. An int fixes them.
+    start : {"observed", "tuned", "random"}, default="observed"
+        Where an approximate auxiliary chain starts: "observed", the observed labels; "random",
+        uniform labels; "tuned" (with tuned sweeps), the observed labels until the first
+        adaptation window closes, then labels drawn at the window's mean beta whenever chains
+        from them relax, at the window's 5% and 95% quantiles of beta, within half the sweeps
+        the observed labels need and settle where those do (docs/inference.md); fixed after
+        tuning.
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
@@ -979,7 +1045,7 @@ class Exchange(PottsStep):
     The ratio stays exact; the variance of its noise, which grows with ``n`` and with the
     square of ``|k' - k|``, falls about as ``1 / (m + 1)``. By default ``m`` is chosen per move,
     proportional to ``(k' - k)^2`` with a factor tuned on the noise measured during tuning
-    (pairs of independent estimates of the same ratio), aiming at a variance of 1 nat^2; small
+    (pairs of independent estimates of the same ratio), aiming at a variance of 4 nats^2; small
     data need none (``m = 0``: the plain exchange algorithm). sample_stats ``bridge_sweeps``:
     the draw's sweeps through bridging fields.
     """
@@ -988,6 +1054,14 @@ class Exchange(PottsStep):
         Fix ``m`` for every ``k`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
+    delayed_acceptance : bool, default=False
+        Once the first adaptation window has fitted the jump densities, screen each proposal by
+        them before paying for its auxiliary draw (Christen and Fox 2005): a proposal passes
+        with probability ``min(1, A)``, ``A`` the ratio of the fitted densities times the
+        proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
+        faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
+        less time a draw), slower on small data sets (docs/inference.md). sample_stats
+        ``screened``: the draw's iterations rejected by the first stage.
     """
         + _NOTES
         + """
@@ -1022,7 +1096,10 @@ class Exchange(PottsStep):
     def competence(var, has_grad):
         return Competence.IDEAL if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
-    def __init__(self, vars=None, *, bridge=None, max_bridge=MAX_BRIDGE, **kwargs):
+    def __init__(
+        self, vars=None, *, bridge=None, max_bridge=MAX_BRIDGE, delayed_acceptance=False, **kwargs
+    ):
+        self._delayed = bool(delayed_acceptance)
         self._bridge0 = 0 if bridge is None else check_count(bridge, "bridge", minimum=0)
         self._max_bridge = max(check_count(max_bridge, "max_bridge", minimum=0), self._bridge0)
         self._adapt_bridge = bridge is None
