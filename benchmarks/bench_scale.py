@@ -215,8 +215,9 @@ def child_korea(n, p):
     return {"seconds": seconds, "extra_mib": extra, "k": float((post.k * post.p_k).sum())}
 
 
-def child_sample(n, p, what, draws):
-    """The kNN bar row: ``pm.sample(draws, tune=draws, chains=2)`` with the default step on
+def child_sample(n, p, what, draws, exchange=None):
+    """The kNN bar row: ``pm.sample(draws, tune=draws, chains=2)`` with the default step (or
+    ``pk.Exchange(**exchange)``) on
     ``n`` points (k ~ U{1..50}, beta ~ U(0, 4)), including the model build; its test error on
     10^4 new points against scikit-learn's best k (1..50, chosen on the test points: a bound)."""
     import arviz as az
@@ -242,6 +243,7 @@ def child_sample(n, p, what, draws):
                 progressbar=False,
                 compute_convergence_checks=False,
                 callback=callback,
+                **({"step": pk.Exchange(**exchange)} if exchange else {}),
             )
         return model, idata
 
@@ -310,7 +312,14 @@ def plan(args):
         specs.append({"job": "korea", "n": 10**5, "p": 2, "what": "pymc_knn"})
     if "sample" in args.only:
         specs.append(
-            {"job": "sample", "n": args.sample_n, "p": 2, "what": "pymc_knn", "draws": 500}
+            {
+                "job": "sample",
+                "n": args.sample_n,
+                "p": 2,
+                "what": "pymc_knn",
+                "draws": 500,
+                "exchange": args.exchange,
+            }
         )
     if "predict" in args.only:
         for what in ("pymc_knn", "query15", "query", "sklearn"):
@@ -379,6 +388,13 @@ def main():
         "--n", nargs="+", type=lambda s: int(float(s)), default=[10**4, 10**5, 10**6]
     )
     parser.add_argument("--p", nargs="+", type=int, default=[2, 10])
+    parser.add_argument(
+        "--exchange",
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help="the sample row's step: pk.Exchange with these keyword arguments",
+    )
     parser.add_argument("--out", help="append the results to this JSON-lines file")
     args = parser.parse_args()
     if args.child:
@@ -390,7 +406,10 @@ def main():
         elif spec["job"] == "korea":
             print(json.dumps(child_korea(spec["n"], spec["p"])))
         elif spec["job"] == "sample":
-            print(json.dumps(child_sample(spec["n"], spec["p"], spec["what"], spec["draws"])))
+            result = child_sample(
+                spec["n"], spec["p"], spec["what"], spec["draws"], spec.get("exchange")
+            )
+            print(json.dumps(result))
         else:
             print(json.dumps(child_predict(spec["n"], spec["p"], spec["what"], spec["m"])))
         return
