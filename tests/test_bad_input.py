@@ -447,6 +447,12 @@ STEPS = [
         r"proposal_sd must be finite and > 0, got the string 'big'",
     ),
     Case(
+        "delayed-acceptance-string",
+        lambda: step(delayed_acceptance="no"),
+        ValueError,
+        r"delayed_acceptance must be True or False, got 'no'",
+    ),
+    Case(
         "start-unknown",
         lambda: step(start="zeros"),
         ValueError,

@@ -1099,6 +1099,10 @@ class Exchange(PottsStep):
     def __init__(
         self, vars=None, *, bridge=None, max_bridge=MAX_BRIDGE, delayed_acceptance=False, **kwargs
     ):
+        if not isinstance(delayed_acceptance, (bool, np.bool_)):
+            raise ValueError(
+                f"delayed_acceptance must be True or False, got {delayed_acceptance!r}"
+            )
         self._delayed = bool(delayed_acceptance)
         self._bridge0 = 0 if bridge is None else check_count(bridge, "bridge", minimum=0)
         self._max_bridge = max(check_count(max_bridge, "max_bridge", minimum=0), self._bridge0)
