@@ -3,12 +3,14 @@
 Where a large fit spends its time and how it mixes: ``n`` two-class points in 2-d (the data of
 ``bench_scale.py``), ``beta ~ U(0, 4)``, ``k ~ U{1..50}``, the default step, one chain on one
 core. Each draw prints the seconds since the start, tuning (T) or not (D), the iterations per
-draw, the auxiliary sweeps, the bridging sweeps, the mean acceptance, the beta move's step, ``k``
-and beta on its value scale (log-odds of ``beta / 4``); at the end ArviZ's summary.
+draw, the auxiliary sweeps and where they start (``aux_start``), the bridging sweeps, the mean
+acceptance, the beta move's step, ``k`` and beta on its value scale (log-odds of ``beta / 4``);
+at the end ArviZ's summary.
 
     PYTHONPATH=. .venv/bin/python benchmarks/trace_chain.py 1e5 --tune 500 --draws 100
 
-``--exchange`` gives the step's keyword arguments as JSON (``'{"delayed_acceptance": false}'``).
+``--exchange`` gives the step's keyword arguments as JSON (``'{"delayed_acceptance": false}'``;
+the defaults are "auto": from ``LARGE_POINTS`` points on, the tuned start and screening).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def main():
         s = draw.stats[0]
         print(
             f"{time.perf_counter() - start:7.1f} {draw.draw_idx:4d} {'T' if draw.tuning else 'D'}"
-            f" it {s['iterations']:3d} sw {s['aux_sweeps']:5.1f} br {s['bridge_sweeps']:5d}"
+            f" it {s['iterations']:3d} sw {s['aux_sweeps']:5.1f} {s['aux_start'][:3]}"
+            f" br {s['bridge_sweeps']:5d}"
             f" acc {s['accept']:.2f} scr {s['screened']:3d} sc {s['scaling']:.4f} k {draw.point['k']}"
             f" b {float(draw.point['beta_interval__']):.4f}",
             flush=True,

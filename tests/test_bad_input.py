@@ -450,13 +450,13 @@ STEPS = [
         "delayed-acceptance-string",
         lambda: step(delayed_acceptance="no"),
         ValueError,
-        r"delayed_acceptance must be True or False, got 'no'",
+        r"delayed_acceptance must be True, False or 'auto', got 'no'",
     ),
     Case(
         "start-unknown",
         lambda: step(start="zeros"),
         ValueError,
-        r"start must be 'observed', 'tuned' or 'random'",
+        r"start must be 'auto', 'observed', 'tuned' or 'random', got 'zeros'",
     ),
     Case(
         "iterations-per-draw-zero",

@@ -51,11 +51,13 @@ def test_exchange_is_assigned_by_default_and_runs():
         "scaling",
         "graph_step",
         "aux_sampler",
+        "aux_start",
         "aux_sweeps",
         "aux_exact",
         "aux_energy",
     } <= set(idata.sample_stats)
     assert (idata.sample_stats["aux_sampler"] == "swendsen_wang").all()
+    assert (idata.sample_stats["aux_start"] == "observed").all()  # 250 points: "auto" observed
     assert 0.5 < float(idata.posterior["beta"].mean()) < 3.0
 
 

@@ -83,6 +83,30 @@ def test_sweeps_rise_where_the_field_orders_and_stay_where_it_does_not(blobs):
     assert chain.adaptation.aux_sweeps == chain.aux.sweeps
 
 
+def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
+    """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and no screening
+    below ``LARGE_POINTS`` points, the tuned start and screening from it; a start is "tuned" only
+    where the sweeps are, and what the user gives is kept."""
+    X, y = blobs
+
+    def step(**kwargs):
+        with _model(X, y):
+            s = pk.Exchange(**kwargs)
+        return s.start, s.delayed_acceptance, s.chain.adaptation.delayed
+
+    assert step() == ("observed", False, False)
+    monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
+    assert step() == ("tuned", True, True)
+    assert step(sweeps=20)[0] == "observed"
+    assert step(sampler="gibbs")[0] == "tuned"
+    assert step(start="observed", delayed_acceptance=False) == ("observed", False, False)
+    with _model(X, y):
+        assert pk.Moller().start == "tuned"
+        assert pk.PseudoLikelihoodMetropolis().start == "observed"
+    monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
+    assert step(start="tuned", delayed_acceptance=True) == ("tuned", True, True)
+
+
 def test_a_tuned_start_relaxes_sooner_than_the_observed_labels(blobs):
     """Below the transition (beta 1.4-1.6) chains from a draw at the window's mean relax in
     fewer sweeps than chains from the observed labels (measured, 4 seeds: 10, 13, 10, 10
@@ -124,6 +148,7 @@ def test_pm_sample_with_a_tuned_start(blobs):
                 compute_convergence_checks=False,
             )
         sweeps[start] = float(idata.sample_stats.aux_sweeps.max())
+        assert set(idata.sample_stats.aux_start.values.ravel()) == {start}
         if start in draws:
             np.testing.assert_array_equal(idata.posterior.beta.values, draws[start])
         draws[start] = idata.posterior.beta.values
@@ -294,13 +319,22 @@ def test_an_extended_check_is_a_longer_one(blobs):
         step = pk.Exchange(rng=0)
     f, aux = step.field, step.chain.aux
     at_once = mcmc.relaxation_state(f, 4, 20)
-    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *at_once, 0, 40, np.random.default_rng(5))
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *at_once, 0, 40, 0, np.random.default_rng(5))
     paused = mcmc.relaxation_state(f, 1, 20)
     rng = np.random.default_rng(5)
-    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *paused, 0, 20, rng)
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *paused, 0, 20, 0, rng)
     assert np.all(np.isnan(paused[1][0, 21:]))
-    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *paused, 20, 40, rng)
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *paused, 20, 40, 0, rng)
     np.testing.assert_array_equal(paused[1][0], at_once[1][0])
+    # readings from the first check's early window on: the same windows, nothing read before
+    late_only = mcmc.relaxation_state(f, 4, 20)
+    mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *late_only, 0, 40, 7, np.random.default_rng(5))
+    assert np.all(np.isnan(late_only[1][:, :7]))
+    np.testing.assert_array_equal(late_only[1][:, 7:], at_once[1][:, 7:])
+    for s in (14, 20):
+        np.testing.assert_array_equal(
+            mcmc.relaxation_windows(late_only[1], s), mcmc.relaxation_windows(at_once[1], s)
+        )
     read = np.isfinite(at_once[1])
     expected = np.array([mcmc.is_checkpoint(t) and t <= 40 for t in range(41)])
     assert np.all(read == expected)

@@ -68,7 +68,7 @@ import numpy as np
 from numba import njit, types
 
 from .cftp import cftp_potts2
-from .energy import energy, local_fields, log_pl_derivatives
+from .energy import energy, equal_pairs, local_fields, log_pl_derivatives
 from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
 from .signals import check_signals
@@ -297,7 +297,10 @@ def _noted(f, theta, bound):
 def _energy(f, c, z):
     if f.kind == DNN:
         return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9])
-    return energy(c[0], c[1], c[2], z, f.class_weights)
+    a = f.class_weights
+    if c[3] > 0.0 and a.min() == a.max():
+        return c[3] * a[0] * equal_pairs(c[0], c[1], z)
+    return energy(c[0], c[1], c[2], z, a)
 
 
 @njit(cache=True)
@@ -353,13 +356,15 @@ def is_checkpoint(t):
 
 
 @njit(cache=True)
-def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, rng):
+def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, rng):
     """Advance the relaxation check's auxiliary chains at ``(beta, theta)`` from ``done`` to
     ``upto`` sweeps (``done = 0``: from the sampler's start labels).
 
     ``labels`` (replicates x n, a small integer type) holds each chain's labels between calls;
     ``energies[r, t]`` receives chain ``r``'s energy after ``t`` sweeps at every
-    :func:`is_checkpoint`. A check that fails at ``s`` sweeps extends the same chains to the next
+    :func:`is_checkpoint` from ``first`` on (the first check's early window: a check of ``s``
+    sweeps reads from ``s // 2``, and the sweeps only grow, so earlier readings would never be
+    used; an energy costs about what a kNN sweep does). A check that fails at ``s`` sweeps extends the same chains to the next
     ``s`` instead of starting new ones (a chain's law after ``t`` sweeps does not depend on
     where it was paused), so growing the sweeps costs the sweeps of the last check only.
     """
@@ -374,7 +379,7 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, rng):
                 z[i] = labels[r, i]
         for t in range(done + 1, upto + 1):
             _sweeps(f, aux, c, beta, z, 1, rng)
-            if is_checkpoint(t):
+            if t >= first and is_checkpoint(t):
                 energies[r, t] = _energy(f, c, z)
         for i in range(z.size):
             labels[r, i] = z[i]
@@ -403,7 +408,7 @@ def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
     noise is measured across the chains.
     """
     labels, energies = relaxation_state(f, replicates, sweeps)
-    relaxation_sweeps(f, aux, beta, theta, labels, energies, 0, 2 * sweeps, rng)
+    relaxation_sweeps(f, aux, beta, theta, labels, energies, 0, 2 * sweeps, sweeps // 2, rng)
     return relaxation_windows(energies, sweeps)
 
 

@@ -80,6 +80,11 @@ LOCALITY_POINTS = 50_000
 ``k = 50`` graph of 2-d points a Swendsen-Wang sweep costs 2.9 ms instead of 3.7 at 5 x 10^4
 points, 6.1 instead of 10.6 at 10^5 and 88 instead of 160 at 10^6; nothing below 2 x 10^4,
 where the labels fit in the caches anyway (benchmarks/README.md, "Locality")."""
+LARGE_POINTS = 20_000
+"""Fewest points from which ``start="auto"`` means "tuned" and Exchange's
+``delayed_acceptance="auto"`` means True: both pay where an auxiliary draw is dear and the
+posterior narrow and near normal; below, the observed labels and no screening (measured in
+docs/inference.md, "Defaults by size")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -226,6 +231,7 @@ class PottsStep(BlockedStep):
         "scaling": (np.float64, []),
         "graph_step": (np.float64, []),
         "aux_sampler": (np.dtype("U16"), []),
+        "aux_start": (np.dtype("U8"), []),
         "aux_sweeps": (np.float64, []),
         "aux_exact": (bool, []),
         "aux_energy": (np.float64, []),
@@ -245,7 +251,7 @@ class PottsStep(BlockedStep):
         compile_kwargs=None,
         sampler="swendsen_wang",
         sweeps=None,
-        start="observed",
+        start="auto",
         max_sweeps=CFTP_MAX_SWEEPS,
         proposal_sd=None,
         k_radius=None,
@@ -309,16 +315,20 @@ class PottsStep(BlockedStep):
 
     def _auxiliary(self, sampler, sweeps, start, max_sweeps) -> mcmc.Auxiliary:
         self.sampler = self.term.check_sampler(sampler)
-        if start not in ("observed", "tuned", "random"):
-            raise ValueError(f"start must be 'observed', 'tuned' or 'random', got {start!r}")
-        self.start = start
-        self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
+        if start not in ("auto", "observed", "tuned", "random"):
+            raise ValueError(
+                f"start must be 'auto', 'observed', 'tuned' or 'random', got {start!r}"
+            )
         self.sweeps = None if sweeps is None else _check_count(sweeps, "sweeps")
         self.max_sweeps = _check_count(max_sweeps, "max_sweeps")
         # only the Markov chain samplers' draws are approximate, and they relax with sweeps
         self._tune_sweeps = (
             sweeps is None and self.method != mcmc.PSEUDO and sampler in ("swendsen_wang", "gibbs")
         )
+        if start == "auto":
+            start = "tuned" if self._tune_sweeps and self._large() else "observed"
+        self.start = start
+        self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
         return mcmc.Auxiliary(
             self.method,
             _SAMPLERS[sampler],
@@ -327,6 +337,10 @@ class PottsStep(BlockedStep):
             self.max_sweeps,
             _NO_LABELS,
         )
+
+    def _large(self) -> bool:
+        """Whether the term has :data:`LARGE_POINTS` points or more (the "auto" defaults)."""
+        return self.term.graph.n_points >= LARGE_POINTS
 
     def _check_k_radius(self, k_radius):
         if k_radius is None:
@@ -654,10 +668,10 @@ class PottsStep(BlockedStep):
         passed, late, late_sq)``."""
         limit = MAX_AUX_SWEEPS if limit is None else limit
         labels, energies = mcmc.relaxation_state(self.field, RELAX_CHAINS, MAX_AUX_SWEEPS)
-        done = 0
+        done, first = 0, s // 2
         while True:
             mcmc.relaxation_sweeps(
-                self.field, aux, beta, theta, labels, energies, done, 2 * s, self.rng
+                self.field, aux, beta, theta, labels, energies, done, 2 * s, first, self.rng
             )
             done = 2 * s
             early, late, late_sq = mcmc.relaxation_windows(energies, s)
@@ -910,10 +924,18 @@ class PottsStep(BlockedStep):
             self.chain.warned_dropped = True
         return dropped
 
+    def _aux_start(self) -> str:
+        """Where the chain's auxiliary draws start now (sample_stats ``aux_start``)."""
+        start = self.chain.aux.start
+        if start == mcmc.START_LABELS:
+            return "tuned"
+        return "random" if start == mcmc.START_RANDOM else "observed"
+
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
         exact = self.sampler in ("cftp", "enumerate") and n_inexact == 0
         return {
             "aux_sampler": self.sampler,
+            "aux_start": self._aux_start(),
             "aux_sweeps": sweeps / max(n_draws, 1),
             "aux_exact": exact,
             "aux_energy": aux_energy,
@@ -969,13 +991,13 @@ _PARAMETERS = """
         chains at the current ``k`` (or ``sigma``) and the window's 95% quantile of beta show
         after how many sweeps their mean energy has settled (within 0.1 of its sd, or of what
         the check resolves); the draws then take that many. An int fixes them.
-    start : {"observed", "tuned", "random"}, default="observed"
+    start : {"auto", "observed", "tuned", "random"}, default="auto"
         Where an approximate auxiliary chain starts: "observed", the observed labels; "random",
         uniform labels; "tuned" (with tuned sweeps), the observed labels until the first
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
         from them relax, at the window's 5% and 95% quantiles of beta, within half the sweeps
         the observed labels need and settle where those do (docs/inference.md); fixed after
-        tuning.
+        tuning. "auto": "tuned" from 20,000 points on (with tuned sweeps), else "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
@@ -1014,7 +1036,8 @@ _NOTES = """
     (mean acceptance probability of the draw's iterations), ``accepted`` (their fraction
     accepted), ``iterations``, ``scaling`` (the beta move's step), ``graph_step`` (the radius of
     the ``k`` move or the sd of the ``sigma`` move), ``tune``, and
-    ``aux_sampler``, ``aux_sweeps`` (mean per auxiliary draw), ``aux_exact`` (every auxiliary
+    ``aux_sampler``, ``aux_start`` ("observed", "tuned" or "random": where the auxiliary
+    chains start), ``aux_sweeps`` (mean per auxiliary draw), ``aux_exact`` (every auxiliary
     draw of the draw's iterations exact), ``aux_energy`` (of the last auxiliary draw).
 """
 
@@ -1054,14 +1077,15 @@ class Exchange(PottsStep):
         Fix ``m`` for every ``k`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
-    delayed_acceptance : bool, default=False
+    delayed_acceptance : bool or "auto", default="auto"
         Once the first adaptation window has fitted the jump densities, screen each proposal by
         them before paying for its auxiliary draw (Christen and Fox 2005): a proposal passes
         with probability ``min(1, A)``, ``A`` the ratio of the fitted densities times the
         proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
         faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
-        less time a draw), slower on small data sets (docs/inference.md). sample_stats
-        ``screened``: the draw's iterations rejected by the first stage.
+        less time a draw), slower on small data sets (docs/inference.md). "auto": on from
+        20,000 points. sample_stats ``screened``: the draw's iterations rejected by the first
+        stage.
     """
         + _NOTES
         + """
@@ -1097,13 +1121,13 @@ class Exchange(PottsStep):
         return Competence.IDEAL if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
     def __init__(
-        self, vars=None, *, bridge=None, max_bridge=MAX_BRIDGE, delayed_acceptance=False, **kwargs
+        self, vars=None, *, bridge=None, max_bridge=MAX_BRIDGE, delayed_acceptance="auto", **kwargs
     ):
-        if not isinstance(delayed_acceptance, (bool, np.bool_)):
+        auto = isinstance(delayed_acceptance, str) and delayed_acceptance == "auto"
+        if not (auto or isinstance(delayed_acceptance, (bool, np.bool_))):
             raise ValueError(
-                f"delayed_acceptance must be True or False, got {delayed_acceptance!r}"
+                f"delayed_acceptance must be True, False or 'auto', got {delayed_acceptance!r}"
             )
-        self._delayed = bool(delayed_acceptance)
         self._bridge0 = 0 if bridge is None else check_count(bridge, "bridge", minimum=0)
         self._max_bridge = max(check_count(max_bridge, "max_bridge", minimum=0), self._bridge0)
         self._adapt_bridge = bridge is None
@@ -1115,6 +1139,8 @@ class Exchange(PottsStep):
                 "Leave bridge=None"
             )
         self._adapt_bridge = bridge is None and self.term.is_knn and self._graph.size > 0
+        self.delayed_acceptance = self._large() if auto else bool(delayed_acceptance)
+        self._delayed = self.delayed_acceptance
         self.chain = self._new_chain()
 
 
@@ -1284,4 +1310,10 @@ class PseudoLikelihoodMetropolis(PottsStep):
         return Competence.COMPATIBLE if _is_potts_parameter(var) else Competence.INCOMPATIBLE
 
     def _aux_stats(self, n_draws, sweeps, n_inexact, aux_energy):
-        return {"aux_sampler": "none", "aux_sweeps": 0.0, "aux_exact": True, "aux_energy": np.nan}
+        return {
+            "aux_sampler": "none",
+            "aux_start": "none",
+            "aux_sweeps": 0.0,
+            "aux_exact": True,
+            "aux_energy": np.nan,
+        }
