@@ -27,6 +27,37 @@ def test_knn_energy_matches_brute_force(kind, seed):
         assert all_k[k - 1] == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["symmetrised", "equal"])
+@pytest.mark.parametrize("equal_weights", [True, False])
+def test_the_samplers_knn_energy_matches_brute_force(kind, equal_weights):
+    """The step kernel's energy of a kNN coupling (equal pairs counted when the class weights
+    are equal, the weights summed otherwise) is the papers' energy."""
+    import pymc as pm
+
+    from pymc_knn.kernels import mcmc
+
+    X, y = small_problem(3, n=11, p=3, G=3)
+    a = np.ones(3) if equal_weights else np.array([0.5, 1.0, 2.0])
+    with pm.Model():
+        pk.PottsKNN(
+            "y",
+            X=X,
+            beta=1.0,
+            k=pm.DiscreteUniform("k", 1, 3),
+            neighbours=kind,
+            class_weights=a,
+            observed=y,
+        )
+        f = pk.Exchange().field
+    Xs = brute.standardise(X)
+    z = np.random.default_rng(0).integers(0, 3, size=(5, y.size))
+    for k in (1, 2, 3):
+        c = mcmc.coupling(f, float(k), False)
+        for labels in z:
+            expected = brute.energy(brute.knn_W(Xs, k, kind), labels, a)
+            assert mcmc._energy(f, c, labels) == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize("kernel", ["gaussian", "ball", "exponential"])
 @pytest.mark.parametrize("sigma", [0.3, 1.0, 4.0])
 def test_dnn_weights_and_energy_match_brute_force(kernel, sigma):

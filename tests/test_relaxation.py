@@ -85,8 +85,8 @@ def test_sweeps_rise_where_the_field_orders_and_stay_where_it_does_not(blobs):
 
 def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
     """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and no screening
-    below ``LARGE_POINTS`` points, the tuned start and screening from it; a start is "tuned" only
-    where the sweeps are, and what the user gives is kept."""
+    below ``LARGE_POINTS`` points, the tuned start and screening from it on a kNN term; a start
+    is "tuned" only where the sweeps are, and what the user gives is kept."""
     X, y = blobs
 
     def step(**kwargs):
@@ -103,6 +103,10 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
     with _model(X, y):
         assert pk.Moller().start == "tuned"
         assert pk.PseudoLikelihoodMetropolis().start == "observed"
+    with pm.Model():  # a d-nn term: not yet measured at scale, so "auto" keeps the labels
+        pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4), sigma=1.0, observed=y)
+        dnn = pk.Exchange()
+        assert (dnn.start, dnn.delayed_acceptance) == ("observed", False)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
     assert step(start="tuned", delayed_acceptance=True) == ("tuned", True, True)
 

@@ -81,10 +81,10 @@ LOCALITY_POINTS = 50_000
 points, 6.1 instead of 10.6 at 10^5 and 88 instead of 160 at 10^6; nothing below 2 x 10^4,
 where the labels fit in the caches anyway (benchmarks/README.md, "Locality")."""
 LARGE_POINTS = 20_000
-"""Fewest points from which ``start="auto"`` means "tuned" and Exchange's
+"""Fewest points from which, on a kNN term, ``start="auto"`` means "tuned" and Exchange's
 ``delayed_acceptance="auto"`` means True: both pay where an auxiliary draw is dear and the
-posterior narrow and near normal; below, the observed labels and no screening (measured in
-docs/inference.md, "Defaults by size")."""
+posterior narrow and near normal; below, and on d-nn terms (not yet measured at this size),
+the observed labels and no screening (docs/inference.md, "Defaults by size")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -339,8 +339,9 @@ class PottsStep(BlockedStep):
         )
 
     def _large(self) -> bool:
-        """Whether the term has :data:`LARGE_POINTS` points or more (the "auto" defaults)."""
-        return self.term.graph.n_points >= LARGE_POINTS
+        """Whether the term is a kNN term of :data:`LARGE_POINTS` points or more (the "auto"
+        defaults)."""
+        return self.term.is_knn and self.term.graph.n_points >= LARGE_POINTS
 
     def _check_k_radius(self, k_radius):
         if k_radius is None:
@@ -997,7 +998,8 @@ _PARAMETERS = """
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
         from them relax, at the window's 5% and 95% quantiles of beta, within half the sweeps
         the observed labels need and settle where those do (docs/inference.md); fixed after
-        tuning. "auto": "tuned" from 20,000 points on (with tuned sweeps), else "observed".
+        tuning. "auto": "tuned" on a kNN term of 20,000 points or more (with tuned sweeps), else
+        "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
@@ -1083,8 +1085,8 @@ class Exchange(PottsStep):
         with probability ``min(1, A)``, ``A`` the ratio of the fitted densities times the
         proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
         faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
-        less time a draw), slower on small data sets (docs/inference.md). "auto": on from
-        20,000 points. sample_stats ``screened``: the draw's iterations rejected by the first
+        less time a draw), slower on small data sets (docs/inference.md). "auto": on for a kNN
+        term of 20,000 points or more. sample_stats ``screened``: the draw's iterations rejected by the first
         stage.
     """
         + _NOTES
