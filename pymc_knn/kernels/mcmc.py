@@ -364,9 +364,10 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, 
     ``energies[r, t]`` receives chain ``r``'s energy after ``t`` sweeps at every
     :func:`is_checkpoint` from ``first`` on (the first check's early window: a check of ``s``
     sweeps reads from ``s // 2``, and the sweeps only grow, so earlier readings would never be
-    used; an energy costs about what a kNN sweep does). A check that fails at ``s`` sweeps extends the same chains to the next
-    ``s`` instead of starting new ones (a chain's law after ``t`` sweeps does not depend on
-    where it was paused), so growing the sweeps costs the sweeps of the last check only.
+    used; an energy costs about what a kNN sweep does). A check that fails at ``s`` sweeps
+    extends the same chains to the next ``s`` instead of starting new ones (a chain's law after
+    ``t`` sweeps does not depend on where it was paused), so growing the sweeps costs the sweeps
+    of the last check only.
     """
     c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
     z = np.empty(f.y.size, dtype=np.int64)

@@ -1039,7 +1039,7 @@ _NOTES = """
     accepted), ``iterations``, ``scaling`` (the beta move's step), ``graph_step`` (the radius of
     the ``k`` move or the sd of the ``sigma`` move), ``tune``, and
     ``aux_sampler``, ``aux_start`` ("observed", "tuned" or "random": where the auxiliary
-    chains start), ``aux_sweeps`` (mean per auxiliary draw), ``aux_exact`` (every auxiliary
+    chains start; "none" without them), ``aux_sweeps`` (mean per auxiliary draw), ``aux_exact`` (every auxiliary
     draw of the draw's iterations exact), ``aux_energy`` (of the last auxiliary draw).
 """
 
@@ -1086,8 +1086,8 @@ class Exchange(PottsStep):
         proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
         faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
         less time a draw), slower on small data sets (docs/inference.md). "auto": on for a kNN
-        term of 20,000 points or more. sample_stats ``screened``: the draw's iterations rejected by the first
-        stage.
+        term of 20,000 points or more. sample_stats ``screened``: the draw's iterations
+        rejected by the first stage.
     """
         + _NOTES
         + """
