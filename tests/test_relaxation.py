@@ -132,12 +132,19 @@ def test_a_tuned_start_relaxes_sooner_than_the_observed_labels(blobs):
     assert np.mean(tuned) < 0.75 * np.mean(observed)
 
 
-def test_pm_sample_with_a_tuned_start(blobs):
+def test_pm_sample_with_a_tuned_start(blobs, monkeypatch):
     """``start="tuned"`` through pm.sample: below the transition (beta's prior ends at 1.6) the
-    draws after tuning take fewer sweeps than from the observed labels, and the same seed gives
-    the same draws."""
+    draws after tuning take fewer sweeps than from the observed labels, the same seed gives
+    the same draws, and no start is drawn at the first window (the chain may be on its way)."""
     X, y = blobs
-    sweeps, draws = {}, {}
+    sweeps, draws, settled = {}, {}, []
+    real = _steps.PottsStep._draw_start
+
+    def recording(self, chain, beta, theta):
+        settled.append(chain.adaptation.settled)
+        return real(self, chain, beta, theta)
+
+    monkeypatch.setattr(_steps.PottsStep, "_draw_start", recording)
     for start in ("tuned", "observed", "tuned"):
         with pm.Model():
             beta = pm.Uniform("beta", 0, 1.6)
@@ -157,6 +164,7 @@ def test_pm_sample_with_a_tuned_start(blobs):
             np.testing.assert_array_equal(idata.posterior.beta.values, draws[start])
         draws[start] = idata.posterior.beta.values
     assert sweeps["tuned"] < sweeps["observed"]
+    assert settled and all(settled)
 
 
 def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs, monkeypatch):

@@ -233,6 +233,12 @@ class Adaptation:
         return math.exp(self.log_scale)
 
     @property
+    def settled(self) -> bool:
+        """Whether a window after the first has closed: the first may still be on the chain's
+        way to the posterior (it is fitted on, not kept, and no tuned start is drawn at it)."""
+        return self.window_length > 2 * FIRST_WINDOW
+
+    @property
     def steps(self) -> np.ndarray:
         """The step of each graph move: a radius (discrete) or an sd (continuous)."""
         step = np.exp(self.log_step)

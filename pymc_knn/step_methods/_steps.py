@@ -202,6 +202,7 @@ class ChainState:
     relaxed: bool = True  # the latest relaxation check passed within MAX_AUX_SWEEPS
     relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
     observed_sweeps: int = AUX_SWEEPS  # the sweeps chains from the observed labels need
+    tuned_tried: bool = False  # start="tuned": a settled window has considered a tuned start
     started: bool = False
     warned: bool = False
     warned_dropped: bool = False
@@ -699,12 +700,15 @@ class PottsStep(BlockedStep):
         stationary law) from being taken for a relaxed one (docs/inference.md). A point within
         ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not checked
         again (nor is the start drawn again): once a large data set's posterior has narrowed,
-        every later window would repeat checks that cost ``RELAX_CHAINS`` auxiliary runs."""
+        every later window would repeat checks that cost ``RELAX_CHAINS`` auxiliary runs; but
+        the first window that asks for a tuned start always gets its checks (the tuned start's
+        agreement needs chains from the labels at this very beta)."""
         s = chain.observed_sweeps
-        if chain.relaxed_at and chain.relaxed_at[2] == s:
+        if chain.relaxed_at and chain.relaxed_at[2] == s and (tuned is None or chain.tuned_tried):
             b, t, _ = chain.relaxed_at
             if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
                 return
+        chain.tuned_tried = chain.tuned_tried or tuned is not None
         start = None if tuned is None else self._draw_start(chain, tuned[0], theta)
         observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
         s, ok, late, late_sq = self._check(observed, beta, theta, s)
@@ -871,7 +875,9 @@ class PottsStep(BlockedStep):
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
             self._widen(chain)
             if self._tune_sweeps:
-                tuned = (a.window_mean[0], a.window_beta_low) if self.start == "tuned" else None
+                tuned = None
+                if self.start == "tuned" and a.settled:
+                    tuned = (a.window_mean[0], a.window_beta_low)
                 self._relax(chain, a.window_beta_top, state[2], tuned)
                 self._seed_ridge(chain, x, state[1], int(round(state[2])))
             self._window_closed(chain)
@@ -994,7 +1000,7 @@ _PARAMETERS = """
         the check resolves); the draws then take that many. An int fixes them.
     start : {"auto", "observed", "tuned", "random"}, default="auto"
         Where an approximate auxiliary chain starts: "observed", the observed labels; "random",
-        uniform labels; "tuned" (with tuned sweeps), the observed labels until the first
+        uniform labels; "tuned" (with tuned sweeps), the observed labels until the second
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
         from them relax, at the window's 5% and 95% quantiles of beta, within half the sweeps
         the observed labels need and settle where those do (docs/inference.md); fixed after
