@@ -270,6 +270,8 @@ def child_sample(n, p, what, draws, exchange=None, seed=1):
         "error": error,
         "sklearn_best": float(sk),
         "beta": float(post["beta"].mean()),
+        "beta_chains": [round(float(b), 5) for b in post["beta"].mean("draw")],
+        "iterations": [int(i) for i in idata.sample_stats["iterations"].max("draw")],
         "k": float(post["k"].mean()),
         "rhat_beta": float(summary.loc["beta", "r_hat"]),
         "ess_beta": float(summary.loc["beta", "ess_bulk"]),

@@ -9,6 +9,7 @@ at the end ArviZ's summary.
 
     PYTHONPATH=. .venv/bin/python benchmarks/trace_chain.py 1e5 --tune 500 --draws 100
 
+``--working-memory 2048`` lets the graph of 10^6 points (1.2 GB) past the default budget.
 ``--exchange`` gives the step's keyword arguments as JSON (``'{"delayed_acceptance": false}'``;
 the defaults are "auto": from ``LARGE_POINTS`` points on, the tuned start and screening).
 """
@@ -21,6 +22,7 @@ import time
 
 import arviz as az
 import pymc as pm
+import sklearn
 
 import pymc_knn as pk
 from bench_scale import K, data
@@ -33,6 +35,9 @@ def main():
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--exchange", type=json.loads, default={}, metavar="JSON")
+    parser.add_argument(
+        "--working-memory", type=float, default=None, help="MiB for the graph (10^6 points: 2048)"
+    )
     args = parser.parse_args()
     X, y = data(args.n, 2)
 
@@ -47,7 +52,7 @@ def main():
             flush=True,
         )
 
-    with pm.Model():
+    with pm.Model(), sklearn.config_context(working_memory=args.working_memory):
         pk.PottsKNN(
             "y", X=X, beta=pm.Uniform("beta", 0, 4), k=pm.DiscreteUniform("k", 1, K), observed=y
         )

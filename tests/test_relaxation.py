@@ -187,6 +187,35 @@ def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs,
     assert chain.aux.sweeps == chain.observed_sweeps > AUX_SWEEPS
 
 
+def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_window(
+    blobs, monkeypatch
+):
+    """The tuned start's checks stop one growth step below the sweeps the observed labels
+    need (a start that saves nothing is not taken), and a window whose 5% quantile of beta lies
+    within RELAX_SAME of its 95% one is checked there only (a narrow posterior's quantiles are
+    one point)."""
+    X, y = blobs
+    calls = []
+    real = _steps.PottsStep._check
+
+    def recording(self, aux, beta, theta, s, reference=None, limit=None):
+        calls.append((aux.start, beta, limit))
+        return real(self, aux, beta, theta, s, reference, limit)
+
+    monkeypatch.setattr(_steps.PottsStep, "_check", recording)
+    for low, betas in ((1.4, [1.6, 1.6, 1.4]), (1.59, [1.6, 1.6])):
+        calls.clear()
+        with _model(X, y):
+            step = pk.Exchange(rng=0)
+        step._relax(step.chain, 1.6, 3.0, (1.5, low))
+        s = step.chain.observed_sweeps
+        assert s >= 2 * AUX_SWEEPS  # so the tuned start is tried
+        assert [b for _, b, _ in calls] == betas
+        assert all(lim == round(s / _steps.RELAX_GROWTH) for _, _, lim in calls[1:])
+        if step.chain.aux.start == mcmc.START_LABELS:
+            assert step.chain.aux.sweeps <= round(s / _steps.RELAX_GROWTH)
+
+
 def test_a_passed_check_is_not_repeated_at_the_same_point(blobs, monkeypatch):
     """Within RELAX_SAME of the latest passed check (same sweeps) there is no new check; a point
     beyond it, or a check that failed, is checked again."""

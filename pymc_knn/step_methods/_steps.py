@@ -723,14 +723,18 @@ class PottsStep(BlockedStep):
 
     def _tuned_start(self, observed, start, betas, theta, reference):
         """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
-        and the fewest sweeps, at most ``s // 2`` (a start that saves less is not worth its
-        checks), after which chains from it pass :meth:`_check` at each of ``betas``: at the
-        first (where ``reference``, the chains from the observed labels, ran) settling where
-        those did, at the others relaxing; or ``observed`` itself when they do not."""
-        limit = observed.sweeps // 2
+        and the fewest sweeps, at most one growth step below ``s`` (``s / RELAX_GROWTH``),
+        after which chains from it pass :meth:`_check` at each of ``betas``: at the first
+        (where ``reference``, the chains from the observed labels, ran) settling where those
+        did, at the others relaxing; or ``observed`` itself when they do not. A beta within
+        ``RELAX_SAME`` of the first is not checked again (as in :meth:`_relax`): once the
+        posterior has narrowed, the window's quantiles are one point."""
+        limit = max(AUX_SWEEPS, round(observed.sweeps / RELAX_GROWTH))
         tuned = observed._replace(start=mcmc.START_LABELS, start_labels=start)
         s_t = AUX_SWEEPS
         for i, b in enumerate(betas):
+            if i and abs(b - betas[0]) <= RELAX_SAME * betas[0]:
+                continue
             s_t, ok, _, _ = self._check(tuned, b, theta, s_t, None if i else reference, limit)
             if not ok:
                 return observed
@@ -1002,8 +1006,9 @@ _PARAMETERS = """
         Where an approximate auxiliary chain starts: "observed", the observed labels; "random",
         uniform labels; "tuned" (with tuned sweeps), the observed labels until the second
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
-        from them relax, at the window's 5% and 95% quantiles of beta, within half the sweeps
-        the observed labels need and settle where those do (docs/inference.md); fixed after
+        from them relax, at the window's 5% and 95% quantiles of beta, in fewer sweeps than
+        the observed labels need (one growth step, a factor sqrt(2)) and settle where those do
+        (docs/inference.md); fixed after
         tuning. "auto": "tuned" on a kNN term of 20,000 points or more (with tuned sweeps), else
         "observed".
     max_sweeps : int, default=16384
