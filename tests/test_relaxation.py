@@ -199,7 +199,7 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
     real = _steps.PottsStep._check
 
     def recording(self, aux, beta, theta, s, reference=None, limit=None):
-        calls.append((aux.start, beta, limit))
+        calls.append((beta, limit))
         return real(self, aux, beta, theta, s, reference, limit)
 
     monkeypatch.setattr(_steps.PottsStep, "_check", recording)
@@ -210,8 +210,8 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
         step._relax(step.chain, 1.6, 3.0, (1.5, low))
         s = step.chain.observed_sweeps
         assert s >= 2 * AUX_SWEEPS  # so the tuned start is tried
-        assert [b for _, b, _ in calls] == betas
-        assert all(lim == round(s / _steps.RELAX_GROWTH) for _, _, lim in calls[1:])
+        assert [b for b, _ in calls] == betas
+        assert all(lim == round(s / _steps.RELAX_GROWTH) for _, lim in calls[1:])
         if step.chain.aux.start == mcmc.START_LABELS:
             assert step.chain.aux.sweeps <= round(s / _steps.RELAX_GROWTH)
 

@@ -80,11 +80,12 @@ LOCALITY_POINTS = 50_000
 ``k = 50`` graph of 2-d points a Swendsen-Wang sweep costs 2.9 ms instead of 3.7 at 5 x 10^4
 points, 6.1 instead of 10.6 at 10^5 and 88 instead of 160 at 10^6; nothing below 2 x 10^4,
 where the labels fit in the caches anyway (benchmarks/README.md, "Locality")."""
-LARGE_POINTS = 20_000
+LARGE_POINTS = 10_000
 """Fewest points from which, on a kNN term, ``start="auto"`` means "tuned" and Exchange's
 ``delayed_acceptance="auto"`` means True: both pay where an auxiliary draw is dear and the
-posterior narrow and near normal; below, and on d-nn terms (not yet measured at this size),
-the observed labels and no screening (docs/inference.md, "Defaults by size")."""
+posterior narrow and near normal (at 10^4 points 1.8 times the smallest ESS per second;
+at 3,000 the screening cost ``k`` its mixing); below, and on d-nn terms (not yet measured at
+this size), the observed labels and no screening (docs/inference.md, "Defaults by size")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -1007,10 +1008,9 @@ _PARAMETERS = """
         uniform labels; "tuned" (with tuned sweeps), the observed labels until the second
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
         from them relax, at the window's 5% and 95% quantiles of beta, in fewer sweeps than
-        the observed labels need (one growth step, a factor sqrt(2)) and settle where those do
-        (docs/inference.md); fixed after
-        tuning. "auto": "tuned" on a kNN term of 20,000 points or more (with tuned sweeps), else
-        "observed".
+        the observed labels need (by a growth step, a factor sqrt(2), at least) and settle
+        where those do (docs/inference.md); fixed after tuning. "auto": "tuned" on a kNN term
+        of 10,000 points or more (with tuned sweeps), else "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
@@ -1097,7 +1097,7 @@ class Exchange(PottsStep):
         proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
         faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
         less time a draw), slower on small data sets (docs/inference.md). "auto": on for a kNN
-        term of 20,000 points or more. sample_stats ``screened``: the draw's iterations
+        term of 10,000 points or more. sample_stats ``screened``: the draw's iterations
         rejected by the first stage.
     """
         + _NOTES
