@@ -35,6 +35,7 @@ from .predict import (
     summarize_proba,
     uncertainty_zones,
 )
+from . import _numba_mode  # registers the Ops with PyTensor's numba backend
 from .safety import install as _install
 from .sklearn import BayesianKNNClassifier
 from .step_methods import Exchange, Moller, PottsGibbs, PseudoLikelihoodMetropolis

@@ -1,5 +1,7 @@
 """The graphical model in PyMC: graph prior, evidence term, the particle Gibbs step of pm.sample."""
 
+import warnings
+
 import arviz as az
 import numpy as np
 import pymc as pm
@@ -83,6 +85,21 @@ def test_forward_draws_are_exact_for_small_p():
     probs = np.exp(logw) / np.exp(logw).sum()
     draws = pm.draw(DecomposableGraph.dist(p=4, edge_logp=weights), draws=20_000, random_seed=2)
     assert _tv(draws, graphs, probs) <= 0.03
+
+
+def test_the_numba_backend_agrees_with_the_default_one():
+    """Under PyTensor's numba backend the graph Ops give the same logp and draws, silently."""
+    weights = np.arange(7, dtype=float) * -0.5
+    with pm.Model() as model:
+        G = DecomposableGraph("G", p=4, edge_logp=weights)
+        GaussianGraphicalEvidence("X", graph=G, observed=_chain_data())
+    point = {"G": np.array([1, 0, 0, 1, 0, 1])}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Numba will use object mode")
+        logp = model.compile_logp(mode="NUMBA")(point)
+        draws = pm.draw(G, draws=50, random_seed=3, mode="NUMBA")
+    assert np.isfinite(logp) and logp == pytest.approx(model.compile_logp()(point), rel=1e-12)
+    np.testing.assert_array_equal(draws, pm.draw(G, draws=50, random_seed=3))
 
 
 @pytest.mark.slow

@@ -68,16 +68,48 @@ def test_the_op_rebuilds_from_its_props_as_pytensor_rewrites_do():
     assert new.inplace and new.destroy_map == {0: [0]}
 
 
-def test_forward_sampling_compiles_with_the_inplace_rewrite(caplog):
+def _ops(fgraph):
+    """The Ops of ``fgraph``, inside the wrappers of PyTensor's numba backend too."""
+    for node in fgraph.apply_nodes:
+        inner = getattr(node.op, "fgraph", None)  # numba: RandomVariableWithCoreShape
+        yield from _ops(inner) if inner is not None else [node.op]
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
+def test_forward_sampling_compiles_with_the_inplace_rewrite(caplog, mode):
     X, y = small_problem(3, n=8)
     model = knn_model(X, y)
-    with caplog.at_level(logging.ERROR, logger="pytensor"):
+    with caplog.at_level(logging.ERROR, logger="pytensor"), warnings.catch_warnings():
+        warnings.filterwarnings("error", "Numba will use object mode to run PottsRV")
         with pytensor.config.change_flags(on_opt_error="raise"), model:
-            pm.sample_prior_predictive(draws=3, random_seed=1)
-            fn = pm.compile([], model["y"], random_seed=1)
+            pm.sample_prior_predictive(draws=3, random_seed=1, compile_kwargs={"mode": mode})
+            fn = pm.compile([], model["y"], random_seed=1, mode=mode)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
-    ops = [node.op for node in fn.maker.fgraph.apply_nodes if isinstance(node.op, PottsRV)]
+    ops = [op for op in _ops(fn.maker.fgraph) if isinstance(op, PottsRV)]
     assert len(ops) == 1 and ops[0].inplace
+
+
+def test_the_numba_backend_draws_what_the_default_one_does():
+    X, y = small_problem(3, n=8)
+    with knn_model(X, y, K=5):
+        draws = [
+            pm.sample_prior_predictive(draws=4, random_seed=3, compile_kwargs={"mode": mode})
+            for mode in ("FAST_RUN", "NUMBA")
+        ]
+    for group, name in [("prior", "beta"), ("prior", "k"), ("prior_predictive", "y")]:
+        np.testing.assert_array_equal(draws[0][group][name], draws[1][group][name])
+    assert np.unique(draws[0].prior_predictive["y"].values.reshape(4, -1), axis=0).shape[0] > 1
+
+
+@pytest.mark.parametrize("build", [knn_model, dnn_model])
+def test_the_numba_backend_computes_the_logp_the_default_one_does(build):
+    X, y = small_problem(3, n=8)
+    model = build(X, y)
+    point = model.initial_point()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Numba will use object mode")
+        logp = model.compile_logp(mode="NUMBA")(point)
+    assert np.isfinite(logp) and logp == pytest.approx(model.compile_logp()(point), rel=1e-12)
 
 
 # ---------------------------------------------------------------- shapes, seeds, warnings
