@@ -167,12 +167,15 @@ def dnn_likelihood(X, y, drop_tol):
     )
 
 
-def child_dnn(n, p, what, draws):
-    """A d-nn (gaussian) model: build and ``pm.sample(draws, tune=draws, chains=1)``; ``what``
-    ``"kept"`` (default drop_tol: a kept table beyond 2,000 points, 1e-6 forced below) or
-    ``"dense"`` (drop_tol 0, every pair)."""
+def child_dnn(n, p, what, draws, exchange=None):
+    """A d-nn (gaussian) model: build and ``pm.sample(draws, tune=draws, chains=1)`` with the
+    default step (or ``pk.Exchange(**exchange)``); ``what`` ``"kept"`` (default drop_tol: a
+    kept table beyond 2,000 points, 1e-6 forced below) or ``"dense"`` (drop_tol 0, every
+    pair)."""
     import arviz as az
     import pymc as pm
+
+    import pymc_knn as pk
 
     X, y = data(n, p)
     tol = 0.0 if what == "dense" else 1e-6
@@ -188,6 +191,7 @@ def child_dnn(n, p, what, draws):
                 progressbar=False,
                 compute_convergence_checks=False,
                 callback=callback,
+                **({"step": pk.Exchange(**exchange)} if exchange else {}),
             )
         return model, idata
 
@@ -317,7 +321,16 @@ def plan(args):
     if "dnn" in args.only:
         for n in args.dnn_n:
             for what in ("kept", "dense") if n <= 3000 else ("kept",):
-                specs.append({"job": "dnn", "n": n, "p": 2, "what": what, "draws": 200})
+                specs.append(
+                    {
+                        "job": "dnn",
+                        "n": n,
+                        "p": 2,
+                        "what": what,
+                        "draws": 200,
+                        "exchange": args.exchange,
+                    }
+                )
     if "korea" in args.only:
         specs.append({"job": "korea", "n": 10**5, "p": 2, "what": "pymc_knn"})
     if "sample" in args.only:
@@ -404,7 +417,7 @@ def main():
         type=json.loads,
         default=None,
         metavar="JSON",
-        help="the sample row's step: pk.Exchange with these keyword arguments",
+        help="the sample and d-nn rows' step: pk.Exchange with these keyword arguments",
     )
     parser.add_argument("--seed", type=int, default=1, help="the sample row's random_seed")
     parser.add_argument("--out", help="append the results to this JSON-lines file")
@@ -414,7 +427,10 @@ def main():
         if spec["job"] == "build":
             print(json.dumps(child_build(spec["n"], spec["p"], spec["what"])))
         elif spec["job"] == "dnn":
-            print(json.dumps(child_dnn(spec["n"], spec["p"], spec["what"], spec["draws"])))
+            result = child_dnn(
+                spec["n"], spec["p"], spec["what"], spec["draws"], spec.get("exchange")
+            )
+            print(json.dumps(result))
         elif spec["job"] == "korea":
             print(json.dumps(child_korea(spec["n"], spec["p"])))
         elif spec["job"] == "sample":
