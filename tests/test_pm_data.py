@@ -95,6 +95,32 @@ def test_set_data_and_posterior_predictive_predict_new_points(problem):
     np.testing.assert_array_less(np.abs(labels.mean(axis=(0, 1)) - exact), 4 * se + 1e-3)
 
 
+def test_new_points_draw_the_same_under_the_numba_backend(problem):
+    """pm.set_data's predictive draws (a third input, new points) are the C backend's, seed
+    for seed, under PyTensor's numba backend."""
+    X, y = problem
+    X_new = np.random.default_rng(1).normal(size=(5, 2))
+    rng = np.random.default_rng(2)
+    post = hand_posterior(rng.uniform(0, 3, 40), rng.integers(1, 4, 40))
+    model = model_of(X, y, data=True)
+    with model:
+        pm.set_data({"X": X_new, "labels": np.zeros(5, dtype=int)})
+        labels = [
+            pm.sample_posterior_predictive(
+                post,
+                predictions=True,
+                random_seed=3,
+                progressbar=False,
+                compile_kwargs={"mode": mode},
+            )
+            .predictions["y"]
+            .values
+            for mode in ("FAST_RUN", "NUMBA")
+        ]
+    assert labels[0].shape == (1, 40, 5) and 0 < labels[0].mean() < 1
+    np.testing.assert_array_equal(labels[0], labels[1])
+
+
 def test_set_data_back_to_the_training_points_draws_fresh_fields(problem):
     X, y = problem
     model = model_of(X, y, data=True)

@@ -89,14 +89,16 @@ def test_forward_sampling_compiles_with_the_inplace_rewrite(caplog, mode):
     assert len(ops) == 1 and ops[0].inplace
 
 
-def test_the_numba_backend_draws_what_the_default_one_does():
+@pytest.mark.parametrize("build", [knn_model, dnn_model])
+def test_the_numba_backend_draws_what_the_default_one_does(build):
     X, y = small_problem(3, n=8)
-    with knn_model(X, y, K=5):
+    with build(X, y) as model:
         draws = [
             pm.sample_prior_predictive(draws=4, random_seed=3, compile_kwargs={"mode": mode})
             for mode in ("FAST_RUN", "NUMBA")
         ]
-    for group, name in [("prior", "beta"), ("prior", "k"), ("prior_predictive", "y")]:
+    names = [("prior", v.name) for v in model.free_RVs] + [("prior_predictive", "y")]
+    for group, name in names:
         np.testing.assert_array_equal(draws[0][group][name], draws[1][group][name])
     assert np.unique(draws[0].prior_predictive["y"].values.reshape(4, -1), axis=0).shape[0] > 1
 
