@@ -1,5 +1,11 @@
 import numpy as np
 import pytest
+from pytensor.compile.mode import Mode
+
+VM_MODE = Mode(linker="vm", optimizer="fast_run")
+"""PyTensor's default rewrites on its VM linker (C thunks where a compiler is found), whatever
+``PYTENSOR_FLAGS`` say: the reference the numba backend is compared with (CI may run the suite
+with ``linker=numba``, under which ``"FAST_RUN"`` is numba too)."""
 
 
 @pytest.fixture

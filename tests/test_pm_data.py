@@ -6,7 +6,7 @@ import pytest
 
 import pymc_knn as pk
 
-from conftest import small_problem
+from conftest import VM_MODE, small_problem
 
 
 def model_of(X, y, data=False):
@@ -115,7 +115,7 @@ def test_new_points_draw_the_same_under_the_numba_backend(problem):
             )
             .predictions["y"]
             .values
-            for mode in ("FAST_RUN", "NUMBA")
+            for mode in (VM_MODE, "NUMBA")
         ]
     assert labels[0].shape == (1, 40, 5) and 0 < labels[0].mean() < 1
     np.testing.assert_array_equal(labels[0], labels[1])

@@ -25,7 +25,7 @@ import pymc_knn.distributions as dist
 from pymc_knn.distributions import PottsRV
 
 import brute
-from conftest import small_problem
+from conftest import VM_MODE, small_problem
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "prediction.md"
 
@@ -75,7 +75,7 @@ def _ops(fgraph):
         yield from _ops(inner) if inner is not None else [node.op]
 
 
-@pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
+@pytest.mark.parametrize("mode", [VM_MODE, "NUMBA"], ids=["vm", "numba"])
 def test_forward_sampling_compiles_with_the_inplace_rewrite(caplog, mode):
     X, y = small_problem(3, n=8)
     model = knn_model(X, y)
@@ -95,7 +95,7 @@ def test_the_numba_backend_draws_what_the_default_one_does(build):
     with build(X, y) as model:
         draws = [
             pm.sample_prior_predictive(draws=4, random_seed=3, compile_kwargs={"mode": mode})
-            for mode in ("FAST_RUN", "NUMBA")
+            for mode in (VM_MODE, "NUMBA")
         ]
     names = [("prior", v.name) for v in model.free_RVs] + [("prior_predictive", "y")]
     for group, name in names:
@@ -111,7 +111,8 @@ def test_the_numba_backend_computes_the_logp_the_default_one_does(build):
     with warnings.catch_warnings():
         warnings.filterwarnings("error", "Numba will use object mode")
         logp = model.compile_logp(mode="NUMBA")(point)
-    assert np.isfinite(logp) and logp == pytest.approx(model.compile_logp()(point), rel=1e-12)
+    reference = model.compile_logp(mode=VM_MODE)(point)
+    assert np.isfinite(logp) and logp == pytest.approx(reference, rel=1e-12)
 
 
 # ---------------------------------------------------------------- shapes, seeds, warnings
