@@ -433,6 +433,24 @@ def test_the_python_callback_gives_the_numba_draws():
     np.testing.assert_array_equal(runs[0].posterior["k"], runs[1].posterior["k"])
 
 
+def test_the_python_callback_does_not_recompile_the_kernel_per_model():
+    """The called-back function reaches the kernel as the numba backend's does (a cfunc of one
+    first-class function type), so a second model compiles nothing (an njit dispatcher was a
+    type of its own: 15-18 s of compilation for each model)."""
+    from pymc_knn.kernels import mcmc
+
+    X, y = small_problem(3, n=8)
+    signatures = []
+    for _ in range(2):
+        model = knn_model(X, y)
+        with model:
+            step = pk.Exchange()
+        step.tractable._use_python()
+        sample(model, lambda: step, draws=5, tune=5, chains=1)
+        signatures.append(len(mcmc.run_iterations.signatures))
+    assert signatures[1] == signatures[0]
+
+
 def test_moller_starts_at_the_maximum_pseudo_likelihood_plug_in():
     X, y = small_problem(3, n=8)
     with knn_model(X, y) as model:

@@ -7,7 +7,8 @@ variables) it is compiled as one function of a flat vector ``x`` of all value va
 PyTensor's numba backend, and wrapped in a ``cfunc`` of the fixed signature
 :data:`pymc_knn.kernels.mcmc.LOGP_SIGNATURE`, so the sampling kernel is compiled (and cached on
 disk) once for every model. If the numba backend cannot compile a model's graph, a C-compiled
-PyTensor function is called back from numba instead, with a warning: slower, same numbers.
+PyTensor function is called back from numba instead, with a warning: slower, same numbers
+(through a ``cfunc`` of the same signature, so the kernel is not compiled again for it).
 """
 
 from __future__ import annotations
@@ -193,9 +194,15 @@ def _python_call(key, x, out):
 
 def _python_wrapper(key):
     @njit(LOGP_SIGNATURE)
-    def tractable(x, out):
+    def call(x, out):
         with objmode(lp="float64"):
             lp = _python_call(key, x, out)
         return lp
+
+    # a cfunc, as for the numba backend: the kernel sees one first-class function type and is
+    # compiled once (an njit dispatcher is a type of its own: a kernel compiled for each model)
+    @cfunc(LOGP_SIGNATURE)
+    def tractable(x, out):
+        return call(x, out)
 
     return tractable
