@@ -6,6 +6,8 @@ P(beta in a bin)) must lie within 4 Monte Carlo standard errors (ArviZ's ``mcse`
 value, plus 0.01 for the beta grid's quadrature.
 """
 
+import sys
+
 import arviz as az
 import numpy as np
 from scipy.special import logsumexp
@@ -449,6 +451,29 @@ def test_the_python_callback_does_not_recompile_the_kernel_per_model():
         sample(model, lambda: step, draws=5, tune=5, chains=1)
         signatures.append(len(mcmc.run_iterations.signatures))
     assert signatures[1] == signatures[0]
+
+
+def test_an_error_in_the_python_callback_reaches_the_user():
+    """numba cannot raise through the cfunc between the kernel and the called-back function:
+    the error is kept and raised when the kernel returns, never a silent log density."""
+    X, y = small_problem(3, n=8)
+    model = knn_model(X, y)
+    with model:
+        step = pk.Exchange()
+    step.tractable._use_python()
+    fn = step.tractable._fn
+    calls = []
+
+    def failing(x):
+        if sys._getframe(2).f_code.co_name == "_python_call":  # called back from the kernel
+            calls.append(1)
+            if len(calls) == 10:  # once
+                raise RuntimeError("the model's log density failed")
+        return fn(x)
+
+    step.tractable._fn = failing
+    with pytest.raises(RuntimeError, match="log density failed"):
+        sample(model, lambda: step, draws=5, tune=5, chains=1)
 
 
 def test_moller_starts_at_the_maximum_pseudo_likelihood_plug_in():

@@ -860,6 +860,7 @@ class PottsStep(BlockedStep):
             )
         )
         chain.couplings = kept
+        self.tractable.raise_error()
         if status == mcmc.PAST_BETA_MAX:
             raise self._beta_error(state[1])
         dropped = self._check_dropped(tuning)

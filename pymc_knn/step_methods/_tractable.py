@@ -14,6 +14,7 @@ PyTensor function is called back from numba instead, with a warning: slower, sam
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 import weakref
 from typing import NamedTuple
@@ -147,6 +148,7 @@ class TractableLogp:
         self._fn = pytensor.function([x], outputs, on_unused_input="ignore")
         self._fn.trust_input = True
         self._key = next(_KEYS)
+        self.error = None
         _CALLBACKS[self._key] = self
         self.kernel_fn = _python_wrapper(self._key)
 
@@ -156,6 +158,13 @@ class TractableLogp:
             out[0], out[1] = beta, theta
         return float(lp)
 
+    def raise_error(self) -> None:
+        """Raise what the called-back function raised during the kernel's last run (the
+        ``cfunc`` between them returns nan instead: numba cannot raise through it)."""
+        err, self.error = getattr(self, "error", None), None
+        if err is not None:
+            raise err
+
     def evaluate(self, x) -> tuple[float, float, float]:
         """``(lp, beta, theta)`` at ``x``."""
         lp, beta, theta = self._fn(np.asarray(x, dtype=np.float64))
@@ -163,7 +172,7 @@ class TractableLogp:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        for name in ("_fn", "kernel_fn", "_key"):
+        for name in ("_fn", "kernel_fn", "_key", "error"):
             state.pop(name, None)
         return state
 
@@ -189,7 +198,13 @@ def _numba_wrapper(jit_fn):
 
 
 def _python_call(key, x, out):
-    return _CALLBACKS[key](x, out)
+    tractable = _CALLBACKS[key]
+    try:
+        return tractable(x, out)
+    except BaseException as err:  # noqa: BLE001 - a cfunc cannot raise: kept, raised after
+        if tractable.error is None:
+            tractable.error = err
+        return math.nan  # rejected by the kernel, which then returns
 
 
 def _python_wrapper(key):
