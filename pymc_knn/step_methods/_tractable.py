@@ -204,7 +204,7 @@ def _python_call(key, x, out):
     except BaseException as err:  # noqa: BLE001 - a cfunc cannot raise: kept, raised after
         if tractable.error is None:
             tractable.error = err
-        return math.nan  # rejected by the kernel, which then returns
+        return math.nan  # the kernel rejects the move; the step raises the error after it
 
 
 def _python_wrapper(key):
