@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 DOCS_STAMP := $(VENV)/.installed-docs
 
+# the tests run on every core (at most 8 workers), a test file to a worker: its module fixtures and
+# numba kernels are then built once (pytest-xdist; `make test PYTEST_WORKERS=0` runs them serially)
+PYTEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses=8 --dist loadfile
+
 .PHONY: demo test test-slow test-all test-boundscheck bench lint docs wheel-check clean clean-numba
 
 $(STAMP): pyproject.toml
@@ -28,17 +33,17 @@ demo: $(STAMP)
 	$(BIN)/python -m pymc_knn demo --out demo-output
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow
+	$(PYTEST) -m slow
 
 # the default tests, then the slow statistical suite (the two speeds of the README)
 test-all: test test-slow
 
 # the default tests with every numba array access bounds-checked (own cache: other machine code)
 test-boundscheck: $(STAMP)
-	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck $(BIN)/python -m pytest -m "not slow"
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck $(PYTEST) -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kernels.py
