@@ -11,7 +11,8 @@ check chose at 10^5 points), averaged over 10 iterations of one call at beta 1.3
 the kept table widened to cover sigma 0.285, as the 10^4 row of ``bench_scale.py`` widens it):
 a coupling at sigma, an energy and a sweep at beta 1.4, at sigma 0.12 (the posterior's) and 0.17,
 and what an exchange iteration of 14 sweeps costs from them when half the moves are sigma's
-(14 sweeps, 1.5 energies and half a coupling).
+(14 sweeps, 1.5 energies and half a coupling); on one thread and, where the field has the
+``parallel`` flag, on numba's thread pool.
 
 The script runs on older commits too (where the field has no renumbering), so a change is
 measured by running it on both, one after the other, on a quiet machine::
@@ -29,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 import pymc as pm
 
@@ -154,21 +156,32 @@ def table(n=10**4, cover=0.285, beta=1.4):
         np.empty(0, dtype=np.int64),
     )
     print(
-        f"width {f.sorted_sq.shape[1]}\n| sigma | coupling (ms) | energy (ms) | sweep (ms) |"
-        " iteration (ms) |\n|---|---|---|---|---|"
+        f"width {f.sorted_sq.shape[1]}\n| sigma | threads | coupling (ms) | energy (ms) |"
+        " sweep (ms) | iteration (ms) |\n|---|---|---|---|---|---|"
     )
+    # where the field has the flag, its couplings and energies on one thread and on the pool
+    variants = [(1, f)]
+    if "parallel" in f._fields:
+        variants = [
+            (1, f._replace(parallel=False)),
+            (numba.get_num_threads(), f._replace(parallel=True)),
+        ]
     for sigma in (0.12, 0.17):
-        coupling = per_call(lambda: mcmc.coupling(f, sigma, False))
-        c = mcmc.coupling(f, sigma, False)
-        z, rng = f.y.copy(), np.random.default_rng(0)
-        mcmc._sweeps(f, aux, c, beta, z, 20, rng)
-        sweep = per_call(lambda: mcmc._sweeps(f, aux, c, beta, z, 14, rng)) / 14
-        energy = per_call(lambda: mcmc._energy(f, c, z))
-        it = 14 * sweep + 1.5 * energy + 0.5 * coupling
-        print(
-            f"| {sigma} | {coupling * 1e3:.0f} | {energy * 1e3:.1f} | {sweep * 1e3:.2f} |"
-            f" {it * 1e3:.0f} |"
-        )
+        for threads, g in variants:
+            coupling = per_call(lambda g=g: mcmc.coupling(g, sigma, False))
+            c = mcmc.coupling(g, sigma, False)
+            z, rng = g.y.copy(), np.random.default_rng(0)
+            mcmc._sweeps(g, aux, c, beta, z, 20, rng)
+            sweep = (
+                per_call(lambda g=g, c=c, z=z, rng=rng: mcmc._sweeps(g, aux, c, beta, z, 14, rng))
+                / 14
+            )
+            energy = per_call(lambda g=g, c=c, z=z: mcmc._energy(g, c, z))
+            it = 14 * sweep + 1.5 * energy + 0.5 * coupling
+            print(
+                f"| {sigma} | {threads} | {coupling * 1e3:.0f} | {energy * 1e3:.1f} |"
+                f" {sweep * 1e3:.2f} | {it * 1e3:.0f} |"
+            )
 
 
 def locality():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import multiprocessing
 import os
 import types
 
@@ -35,6 +36,17 @@ os.register_at_fork(after_in_child=_note_fork)
 def forked_from_pool() -> bool:
     """Whether this process was forked from one whose numba OpenMP pool ran."""
     return _forked_from_pool
+
+
+def may_thread() -> bool:
+    """Whether a kernel called from numba code here may use the thread pool: not in a process
+    forked from one whose pool ran, nor in a ``multiprocessing`` child (PyMC's chain processes
+    already share the cores out, one chain each), and with several threads."""
+    return (
+        not _forked_from_pool
+        and multiprocessing.parent_process() is None
+        and numba.get_num_threads() > 1
+    )
 
 
 @functools.cache

@@ -962,6 +962,7 @@ class DistanceGraph(NeighbourGraph):
             *self.shells,
             self.drop_tol,
             ends,
+            False,
         )
         return C, floor, float(bound[0]), ends
 

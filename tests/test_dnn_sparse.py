@@ -133,6 +133,7 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
         0.0,
         kept.drop_tol,
         ends,
+        False,
     )
     assert bound[0] == 0.0 and floor.min() > 0
     probs = label_probabilities(dense, 1.5, 2, class_weights=a)
@@ -437,3 +438,106 @@ def test_pseudo_likelihood_grid_of_a_table_that_holds_every_pair(kernel):
     inner = (grid[-1], reference[-1]) if kernel == "exponential" else (grid[0], reference[0])
     assert inner[0] == pytest.approx(inner[1])
     assert grid[-1] <= reference[-1] if kernel == "exponential" else grid[-1] >= reference[-1]
+
+
+def _dnn_step(X, y, kernel, **graph_kwargs):
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 4)
+        sigma = pm.Uniform("sigma", 0, 2)
+        pk.DistanceNN("y", beta=beta, sigma=sigma, X=X, kernel=kernel, observed=y, **graph_kwargs)
+        return pk.Exchange(rng=0)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
+@pytest.mark.parametrize("drop_tol", [0.0, 1e-6], ids=["dense", "kept"])
+def test_couplings_on_the_thread_pool_equal_the_serial_ones(kernel, drop_tol):
+    """A table of at least PARALLEL_PAIRS entries: its couplings and energies on the thread
+    pool are the serial ones to the bit (and are so on a narrow table with the ball's floor)."""
+    from pymc_knn.kernels import mcmc
+    from pymc_knn.kernels.structure import PARALLEL_PAIRS
+
+    r = np.random.default_rng(3)
+    n = 2000 if drop_tol else 1100
+    X = r.normal(size=(n, 2))
+    y = (X[:, 0] + 0.5 * r.normal(size=n) > 0).astype(int)
+    # exponential: sigma is a rate, and the table covers the rates above sigma_max
+    cover, sigmas = {
+        "gaussian": (0.2, (0.15, 0.6)),
+        "exponential": (20.0, (30.0, 8.0)),
+        "ball": (1.0, (0.5, 1.5)),
+    }[kernel]
+    kwargs = {"drop_tol": drop_tol, "sigma_max": cover} if drop_tol else {}
+    f = _dnn_step(X, y, kernel, **kwargs).field
+    assert f.sorted_sq.size >= PARALLEL_PAIRS
+    assert (f.sorted_sq.shape[1] < n - 1) == bool(drop_tol)
+    z = r.integers(0, 2, size=n)
+    for sigma in sigmas:
+        f.dropped[:] = (0.0, 0.0, np.inf)
+        serial = mcmc.coupling(f._replace(parallel=False), sigma, False)
+        bound = f.dropped[0]
+        f.dropped[0] = 0.0
+        threaded = mcmc.coupling(f._replace(parallel=True), sigma, False)
+        assert f.dropped[0] == bound
+        np.testing.assert_array_equal(threaded[10], serial[10])  # row ends
+        np.testing.assert_array_equal(threaded[9], serial[9])  # floors
+        for i in range(0, n, 97):
+            np.testing.assert_array_equal(
+                threaded[7][i, : serial[10][i]], serial[7][i, : serial[10][i]]
+            )
+        assert threaded[8] == serial[8]  # E(y)
+        e_serial = mcmc._energy(f._replace(parallel=False), serial, z)
+        assert mcmc._energy(f._replace(parallel=True), threaded, z) == e_serial
+        assert mcmc._energy(f, serial, f.y) == pytest.approx(serial[8], rel=1e-12)
+
+
+def test_the_thread_pool_is_for_a_chain_alone_in_the_main_process():
+    """The main process may use the thread pool (when numba has several threads); a
+    multiprocessing child, as PyMC's chain processes are, may not."""
+    import multiprocessing
+
+    import numba
+
+    from pymc_knn._forksafe import may_thread
+
+    assert may_thread() == (numba.get_num_threads() > 1)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(may_thread) is False
+    X, y = small_problem(1, n=12)
+    step = _dnn_step(X, y, "gaussian")
+    assert step.field.parallel == may_thread()
+
+
+def test_pm_sample_draws_the_same_with_and_without_the_thread_pool():
+    """A d-nn chain alone in the main process (``cores=1``) on a table past PARALLEL_PAIRS: the
+    same draws on numba's threads as on one."""
+    import numba
+
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba has one thread here")
+    r = np.random.default_rng(5)
+    X = r.normal(size=(1100, 2))
+    y = (X[:, 0] + 0.5 * r.normal(size=1100) > 0).astype(int)
+    draws = []
+    for threads in (numba.get_num_threads(), 1):
+        numba.set_num_threads(threads)
+        try:
+            with pm.Model():
+                beta = pm.Uniform("beta", 0, 4)
+                sigma = pm.Uniform("sigma", 0, 2)
+                pk.DistanceNN("y", beta=beta, sigma=sigma, X=X, observed=y)
+                idata = pm.sample(
+                    draws=10,
+                    tune=5,
+                    chains=1,
+                    cores=1,
+                    random_seed=2,
+                    step=pk.Exchange(iterations_per_draw=4),
+                    progressbar=False,
+                    compute_convergence_checks=False,
+                )
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        draws.append(idata.posterior)
+    assert np.unique(draws[0]["beta"].values).size > 1
+    for name in ("beta", "sigma"):
+        np.testing.assert_array_equal(draws[0][name].values, draws[1][name].values)

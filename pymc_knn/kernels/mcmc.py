@@ -133,6 +133,7 @@ class Field(NamedTuple):
     perm: np.ndarray  # kNN: the field's point r is the data's perm[r] (empty: the same order)
     rank: np.ndarray  # its inverse: the data's point i is the field's rank[i]
     drop_tol: float  # d-nn: the share of a row's weight it may leave out (0: every pair)
+    parallel: bool  # d-nn: couplings and energies may run on numba's thread pool
 
 
 class Auxiliary(NamedTuple):
@@ -225,6 +226,7 @@ def coupling_into(f, theta, need_csr, cumulative, floor, ends):
             f.shell_step,
             f.drop_tol,
             ends,
+            f.parallel,
         )
         f.dropped[1] = max(f.dropped[1], theta)
         f.dropped[2] = min(f.dropped[2], theta)
@@ -296,7 +298,7 @@ def _noted(f, theta, bound):
 @njit(cache=True)
 def _energy(f, c, z):
     if f.kind == DNN:
-        return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9])
+        return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9], f.parallel)
     a = f.class_weights
     if c[3] > 0.0 and a.min() == a.max():
         return c[3] * a[0] * equal_pairs(c[0], c[1], z)

@@ -16,7 +16,7 @@ A model's energy is ``E(y) = sum_i sum_{j != i} W_ij a_{y_i} [y_i == y_j]``. Ker
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -408,6 +408,7 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, ends, y, cla
         0.0,
         0.0,
         ends,
+        False,
     )
 
 
@@ -552,6 +553,14 @@ def dnn_table_width_needed(sorted_sq, sigma, kernel, epsilon, drop_tol, shells, 
     return width
 
 
+PARALLEL_PAIRS = 1_000_000
+"""Table entries (rows times width) from which a d-nn coupling or energy runs its rows on
+numba's thread pool when allowed to (``parallel``): below, waking the threads costs more than
+it saves."""
+ROW_BLOCKS = 64
+"""Blocks of rows the thread pool shares out (each allocates its own weight buffer)."""
+
+
 @njit(cache=True)
 def dnn_table_cumulative(
     sorted_sq,
@@ -569,6 +578,7 @@ def dnn_table_cumulative(
     shell_step,
     drop_tol,
     ends,
+    parallel,
 ):
     """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
 
@@ -581,47 +591,82 @@ def dnn_table_cumulative(
     ``n_others``, ``floor[i]`` receives the floor weight ``W_ij`` of every other ``j``, and
     ``C`` the running sums of the excess over it; the floor's share of ``E(y)``,
     ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``. ``C[i, r]`` is
-    written for ``r < ends[i]`` only.
+    written for ``r < ends[i]`` only. With ``parallel`` (never in a process forked from one
+    whose thread pool ran: :mod:`pymc_knn._forksafe`) a table of at least ``PARALLEL_PAIRS``
+    entries is filled on numba's thread pool, with the same result to the bit (rows are
+    independent and ``E(y)`` is summed in row order either way).
     """
     n, L = sorted_sq.shape
     floor_mode = kernel == BALL and L < n_others
     counts = np.bincount(y, minlength=class_weights.size) if floor_mode else np.zeros(0, np.int64)
+    rows = (sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor)
+    cut = (shells, shell_step, drop_tol, ends, floor_mode, counts)
+    if parallel and n * L >= PARALLEL_PAIRS:
+        energies, bounds = np.empty(n), np.zeros(n)
+        _cumulative_blocks(rows, cut, energies, bounds)
+        bound[0] = max(bound[0], bounds.max())
+        energy = 0.0
+        for i in range(n):
+            energy += energies[i]
+        return energy
     w = np.empty(L)
     energy = 0.0
     for i in range(n):
-        end, total, dropped, phi = row_weights(
-            sorted_sq[i],
-            sigma,
-            kernel,
-            epsilon,
-            w,
-            floor_mode,
-            drop_tol,
-            shells,
-            i,
-            shell_step,
-            n_others - L,
-        )
-        total += n_others * phi
-        if dropped > 0.0:
-            bound[0] = max(bound[0], dropped / (total + dropped))
-        inv = 1.0 / total
-        c_row = C[i]
-        o_row = order[i]
-        g = y[i]
-        acc = 0.0
-        same = 0.0
-        for r in range(end):
-            wr = w[r] * inv
-            acc += wr
-            c_row[r] = acc
-            same += wr if y[o_row[r]] == g else 0.0
-        ends[i] = end
-        floor[i] = phi * inv
-        if floor_mode:
-            same += floor[i] * (counts[g] - 1)
-        energy += same * class_weights[g]
+        e, b = _cumulative_row(i, w, rows, cut)
+        bound[0] = max(bound[0], b)
+        energy += e
     return energy
+
+
+@njit(cache=True, parallel=True)
+def _cumulative_blocks(rows, cut, energies, bounds):
+    """:func:`_cumulative_row` of every row on the thread pool, in ``ROW_BLOCKS`` blocks."""
+    n, L = rows[0].shape
+    blocks = min(n, ROW_BLOCKS)
+    for b in prange(blocks):
+        w = np.empty(L)
+        for i in range(b * n // blocks, (b + 1) * n // blocks):
+            energies[i], bounds[i] = _cumulative_row(i, w, rows, cut)
+
+
+@njit(cache=True)
+def _cumulative_row(i, w, rows, cut):
+    """Row ``i`` of :func:`dnn_table_cumulative` (``w``: a buffer of the table's width):
+    ``(its share of E(y), its bound on the weight share left out)``."""
+    sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor = rows
+    shells, shell_step, drop_tol, ends, floor_mode, counts = cut
+    L = sorted_sq.shape[1]
+    end, total, dropped, phi = row_weights(
+        sorted_sq[i],
+        sigma,
+        kernel,
+        epsilon,
+        w,
+        floor_mode,
+        drop_tol,
+        shells,
+        i,
+        shell_step,
+        n_others - L,
+    )
+    total += n_others * phi
+    share = dropped / (total + dropped) if dropped > 0.0 else 0.0
+    inv = 1.0 / total
+    c_row = C[i]
+    o_row = order[i]
+    g = y[i]
+    acc = 0.0
+    same = 0.0
+    for r in range(end):
+        wr = w[r] * inv
+        acc += wr
+        c_row[r] = acc
+        same += wr if y[o_row[r]] == g else 0.0
+    ends[i] = end
+    floor[i] = phi * inv
+    if floor_mode:
+        same += floor[i] * (counts[g] - 1)
+    return same * class_weights[g], share
 
 
 CUT_SLACK = 1e-3
@@ -702,24 +747,44 @@ def _cut_weights(sq, sigma, kernel, w, dropped, drop_tol):
 
 
 @njit(cache=True)
-def rows_energy(order, C, ends, z, class_weights, floor):
+def rows_energy(order, C, ends, z, class_weights, floor, parallel):
     """``E(z) = sum_i sum_r W_{i, order[i, r]} a_{z_i} [z_i == z_{order[i, r]}]`` from the
     running sums ``C`` of :func:`dnn_table_cumulative` (row ``i`` up to ``ends[i]``), plus each
-    row's floor weight ``floor[i]`` (to every other point) times the class counts."""
+    row's floor weight ``floor[i]`` (to every other point) times the class counts; on the
+    thread pool as :func:`dnn_table_cumulative` (``parallel``), with the same result."""
     n = C.shape[0]
     counts = np.bincount(z, minlength=class_weights.size)
     e = 0.0
+    if parallel and C.size >= PARALLEL_PAIRS:
+        energies = np.empty(n)
+        _energy_blocks(order, C, ends, z, class_weights, floor, counts, energies)
+        for i in range(n):
+            e += energies[i]
+        return e
     for i in range(n):
-        g = z[i]
-        c_row = C[i]
-        o_row = order[i]
-        s = floor[i] * (counts[g] - 1)
-        prev = 0.0
-        for r in range(ends[i]):
-            s += c_row[r] - prev if z[o_row[r]] == g else 0.0
-            prev = c_row[r]
-        e += s * class_weights[g]
+        e += _row_energy(i, order, C, ends, z, class_weights, floor, counts)
     return e
+
+
+@njit(cache=True, parallel=True)
+def _energy_blocks(order, C, ends, z, class_weights, floor, counts, energies):
+    """:func:`_row_energy` of every row on the thread pool."""
+    for i in prange(C.shape[0]):
+        energies[i] = _row_energy(i, order, C, ends, z, class_weights, floor, counts)
+
+
+@njit(cache=True)
+def _row_energy(i, order, C, ends, z, class_weights, floor, counts):
+    """Row ``i``'s share of :func:`rows_energy`."""
+    g = z[i]
+    c_row = C[i]
+    o_row = order[i]
+    s = floor[i] * (counts[g] - 1)
+    prev = 0.0
+    for r in range(ends[i]):
+        s += c_row[r] - prev if z[o_row[r]] == g else 0.0
+        prev = c_row[r]
+    return s * class_weights[g]
 
 
 @njit(cache=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
+from .._forksafe import may_thread
 from .._validation import check_count, check_positive
 from ..distributions import (
     missing_labels,
@@ -143,6 +145,7 @@ def _field(term, y) -> mcmc.Field:
             perm,
             rank,
             0.0,
+            False,
         )
     order, sorted_sq = g.sorted_rows()
     shells, shell_step = g.shells
@@ -166,6 +169,7 @@ def _field(term, y) -> mcmc.Field:
         NO_ORDER,
         NO_ORDER,
         g.drop_tol,
+        False,
     )
 
 
@@ -243,6 +247,8 @@ class PottsStep(BlockedStep):
         "dnn_dropped": (np.float64, []),
     }
     _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, False
+    _field: mcmc.Field
+    _field_pid: int | None
 
     def __init__(
         self,
@@ -315,6 +321,21 @@ class PottsStep(BlockedStep):
         self.chain = self._new_chain()
 
     # -- construction ---------------------------------------------------------------------
+
+    @property
+    def field(self) -> mcmc.Field:
+        """The kernel's view of the term. Whether its d-nn couplings and energies may use
+        numba's thread pool is decided in the process that samples (:func:`may_thread`): a
+        chain alone in the main process uses the idle cores, PyMC's chain processes one each."""
+        pid = os.getpid()
+        if self._field_pid != pid:
+            self._field = self._field._replace(parallel=may_thread())
+            self._field_pid = pid
+        return self._field
+
+    @field.setter
+    def field(self, f: mcmc.Field) -> None:
+        self._field, self._field_pid = f, None
 
     def _auxiliary(self, sampler, sweeps, start, max_sweeps) -> mcmc.Auxiliary:
         self.sampler = self.term.check_sampler(sampler)
