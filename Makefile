@@ -7,9 +7,10 @@ DEV_STAMP := $(VENV)/.installed-dev
 DOCS_STAMP := $(VENV)/.installed-docs
 
 # the tests run on every core (at most 8 workers), a test file to a worker: its module fixtures and
-# numba kernels are then built once (pytest-xdist; `make test PYTEST_WORKERS=0` runs them serially)
+# numba kernels are then built once (pytest-xdist; `make test PYTEST_WORKERS=0` runs them serially);
+# the 15 slowest tests are listed at the end, to keep the run within its budget (README)
 PYTEST_WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses=8 --dist loadfile
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --maxprocesses=8 --dist loadfile --durations=15
 
 .PHONY: demo test test-slow test-all test-boundscheck bench lint docs wheel-check clean clean-numba
 
