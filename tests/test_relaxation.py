@@ -17,6 +17,7 @@ from pymc_knn.samplers import swendsen_wang
 from pymc_knn.step_methods import _steps
 from pymc_knn.step_methods._adaptation import (
     AUX_SWEEPS,
+    FIRST_WINDOW,
     RELAX_CHAINS,
     Adaptation,
     agrees,
@@ -87,6 +88,26 @@ def test_sweeps_rise_where_the_field_orders_and_stay_where_it_does_not(blobs):
     step._relax(chain, 2.6, 3.0)
     assert chain.aux.sweeps >= 4 * AUX_SWEEPS and chain.relaxed
     assert chain.adaptation.aux_sweeps == chain.aux.sweeps
+
+
+def test_the_first_windows_sweeps_do_not_bind_the_settled_ones(blobs):
+    """The first window may lie on the chain's way to the posterior (digits: a ``k`` the chain
+    then left for good asked for 81 sweeps where the posterior's needs 20, and kept them to the
+    end): the first settled window chooses the sweeps afresh, and from there they never fall."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=1)
+    chain = step.chain
+    step._relax(chain, 2.6, 3.0)  # the first window, where the field orders
+    high = chain.aux.sweeps
+    assert high >= 4 * AUX_SWEEPS
+    chain.adaptation.window_length = 4 * FIRST_WINDOW  # a second window has closed
+    step._relax(chain, 0.5, 3.0)
+    assert chain.aux.sweeps == AUX_SWEEPS and chain.relaxed
+    step._relax(chain, 2.6, 3.0)
+    assert chain.aux.sweeps >= 4 * AUX_SWEEPS
+    step._relax(chain, 0.5, 3.0)  # later windows' sweeps never fall
+    assert chain.aux.sweeps >= 4 * AUX_SWEEPS
 
 
 def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):

@@ -209,6 +209,7 @@ class ChainState:
     relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
     observed_sweeps: int = AUX_SWEEPS  # the sweeps chains from the observed labels need
     tuned_tried: bool = False  # start="tuned": a settled window has considered a tuned start
+    settled_checked: bool = False  # a window after the first has chosen the sweeps afresh
     started: bool = False
     warned: bool = False
     warned_dropped: bool = False
@@ -709,7 +710,8 @@ class PottsStep(BlockedStep):
         """Tune the auxiliary draws at ``(beta, theta)`` (the window's 95% quantile of beta,
         where the field orders and chains from the observed labels relax slowest): the sweeps
         from the observed labels (:meth:`_check`, from the current: they never fall, a check
-        being noisy; at most ``MAX_AUX_SWEEPS``) and, given ``tuned = (mean, low)``
+        being noisy, but the first window's do not bind the later ones; at most
+        ``MAX_AUX_SWEEPS``) and, given ``tuned = (mean, low)``
         (``start="tuned"``: the window's mean and 5% quantile of beta), a start drawn at the
         mean (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if chains from
         it relax at ``beta`` and at ``low`` and, at ``beta``, settle where the chains from the
@@ -727,6 +729,12 @@ class PottsStep(BlockedStep):
         the first window that asks for a tuned start always gets its checks (the tuned start's
         agreement needs chains from the labels at this very beta)."""
         s = chain.observed_sweeps
+        if chain.adaptation.settled and not chain.settled_checked:
+            # the first window may lie on the chain's way to the posterior (on digits, a k that
+            # it left for good asked for 81 sweeps, where the posterior's needs 20): its sweeps
+            # do not bind the later windows', which never fall
+            chain.settled_checked = True
+            s, chain.relaxed_at = AUX_SWEEPS, ()
         if chain.relaxed_at and chain.relaxed_at[2] == s and (tuned is None or chain.tuned_tried):
             b, t, _ = chain.relaxed_at
             if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
