@@ -18,6 +18,7 @@ from pymc_knn.step_methods import _steps
 from pymc_knn.step_methods._adaptation import (
     AUX_SWEEPS,
     FIRST_WINDOW,
+    FIRST_RELAX_CHAINS,
     RELAX_CHAINS,
     Adaptation,
     agrees,
@@ -107,6 +108,29 @@ def test_the_first_windows_sweeps_do_not_bind_the_settled_ones(blobs):
     assert chain.aux.sweeps >= 4 * AUX_SWEEPS
     step._relax(chain, 0.5, 3.0)  # later windows' sweeps never fall
     assert chain.aux.sweeps >= 4 * AUX_SWEEPS
+
+
+def test_the_first_windows_check_runs_fewer_chains(blobs, monkeypatch):
+    """The first window's check only sets the second window's sweeps (which the second window
+    checks afresh), so it runs FIRST_RELAX_CHAINS auxiliary chains; the later ones RELAX_CHAINS
+    (at 10^5 points the first check cost about 70 s a chain with 64)."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=1)
+    chains = []
+    real = mcmc.relaxation_state
+
+    def recording(f, replicates, max_sweeps):
+        chains.append(replicates)
+        return real(f, replicates, max_sweeps)
+
+    monkeypatch.setattr(mcmc, "relaxation_state", recording)
+    chain = step.chain
+    step._relax(chain, 0.5, 3.0)
+    assert chains == [FIRST_RELAX_CHAINS]
+    chain.adaptation.window_length = 4 * FIRST_WINDOW
+    step._relax(chain, 0.5, 3.0)
+    assert chains == [FIRST_RELAX_CHAINS, RELAX_CHAINS]
 
 
 def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
@@ -218,15 +242,16 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
     calls = []
     real = _steps.PottsStep._check
 
-    def recording(self, aux, beta, theta, s, reference=None, limit=None):
+    def recording(self, aux, beta, theta, s, reference=None, limit=None, **kwargs):
         calls.append((beta, limit))
-        return real(self, aux, beta, theta, s, reference, limit)
+        return real(self, aux, beta, theta, s, reference, limit, **kwargs)
 
     monkeypatch.setattr(_steps.PottsStep, "_check", recording)
     for low, betas in ((1.4, [1.6, 1.6, 1.4]), (1.59, [1.6, 1.6])):
         calls.clear()
         with _model(X, y):
             step = pk.Exchange(rng=0)
+        step.chain.adaptation.window_length = 4 * FIRST_WINDOW  # tuned starts from the second
         step._relax(step.chain, 1.6, 3.0, (1.5, low))
         s = step.chain.observed_sweeps
         assert s >= 2 * AUX_SWEEPS  # so the tuned start is tried

@@ -34,6 +34,7 @@ from ..kernels.structure import NO_ORDER, NO_SHELLS, breadth_first_order
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
 from ._adaptation import (
     AUX_SWEEPS,
+    FIRST_RELAX_CHAINS,
     MAX_AUX_SWEEPS,
     MAX_BRIDGE,
     RELAX_CHAINS,
@@ -685,15 +686,15 @@ class PottsStep(BlockedStep):
         mcmc.auxiliary_draw(self.field, aux._replace(sweeps=2 * aux.sweeps), c, beta, z, self.rng)
         return z
 
-    def _check(self, aux, beta, theta, s, reference=None, limit=None):
+    def _check(self, aux, beta, theta, s, reference=None, limit=None, chains=RELAX_CHAINS):
         """The fewest sweeps from ``s`` (growing by ``RELAX_GROWTH``, at most ``limit``) after
-        which ``RELAX_CHAINS`` auxiliary chains from ``aux``'s start have relaxed at ``(beta,
+        which ``chains`` auxiliary chains from ``aux``'s start have relaxed at ``(beta,
         theta)`` (:func:`relaxed`) and, given a ``reference`` (the late windows of chains from
         the observed labels), settled where those did (:func:`agrees`); a check that fails
         extends the same chains to the next sweeps (cost: the last check's). Returns ``(s,
         passed, late, late_sq)``."""
         limit = MAX_AUX_SWEEPS if limit is None else limit
-        labels, energies = mcmc.relaxation_state(self.field, RELAX_CHAINS, MAX_AUX_SWEEPS)
+        labels, energies = mcmc.relaxation_state(self.field, chains, MAX_AUX_SWEEPS)
         done, first = 0, s // 2
         while True:
             mcmc.relaxation_sweeps(
@@ -710,12 +711,12 @@ class PottsStep(BlockedStep):
         """Tune the auxiliary draws at ``(beta, theta)`` (the window's 95% quantile of beta,
         where the field orders and chains from the observed labels relax slowest): the sweeps
         from the observed labels (:meth:`_check`, from the current: they never fall, a check
-        being noisy, but the first window's do not bind the later ones; at most
-        ``MAX_AUX_SWEEPS``) and, given ``tuned = (mean, low)``
-        (``start="tuned"``: the window's mean and 5% quantile of beta), a start drawn at the
-        mean (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if chains from
-        it relax at ``beta`` and at ``low`` and, at ``beta``, settle where the chains from the
-        observed labels do.
+        being noisy, but the first window's do not bind the later ones, so the first window's
+        check runs only ``FIRST_RELAX_CHAINS``; at most ``MAX_AUX_SWEEPS``) and, given ``tuned =
+        (mean, low)`` (``start="tuned"``: the window's mean and 5% quantile of beta), a start
+        drawn at the mean (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if
+        chains from it relax at ``beta`` and at ``low`` and, at ``beta``, settle where the
+        chains from the observed labels do.
 
         The observed labels have the posterior's energy but not a draw's structure: one sweep
         from them drops the energy by 5-10 sds at 10^5 points, and it takes 13-20 sweeps to come
@@ -742,7 +743,8 @@ class PottsStep(BlockedStep):
         chain.tuned_tried = chain.tuned_tried or tuned is not None
         start = None if tuned is None else self._draw_start(chain, tuned[0], theta)
         observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
-        s, ok, late, late_sq = self._check(observed, beta, theta, s)
+        chains = RELAX_CHAINS if chain.adaptation.settled else FIRST_RELAX_CHAINS
+        s, ok, late, late_sq = self._check(observed, beta, theta, s, chains=chains)
         aux = observed._replace(sweeps=s)
         if start is not None and ok and s >= 2 * AUX_SWEEPS:
             aux = self._tuned_start(aux, start, (beta, tuned[1]), theta, (late, late_sq))
