@@ -484,12 +484,6 @@ STEPS = [
         ValueError,
         r"max_bridge must be an integer",
     ),
-    Case(
-        "bridge-on-dnn",
-        lambda: step(model=dnn(), bridge=4),
-        ValueError,
-        r"bridging is implemented for the k moves of PottsKNN",
-    ),
     Case("k-radius-zero", lambda: step(k_radius=0), ValueError, r"k_radius must be an integer"),
     Case("k-radius-bool", lambda: step(k_radius=True), ValueError, r"k_radius must be an integer"),
     Case(

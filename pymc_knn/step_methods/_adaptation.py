@@ -15,7 +15,7 @@ What is tuned, per chain:
 * the number of iterations per stored draw, from the integrated autocorrelation time measured in
   the latest window (of each coordinate and of its tail indicators), so that a stored draw is
   worth about ``1 / TARGET_TAU`` of an independent one;
-* for the exchange algorithm on a kNN term, the bridging of the ``k`` move's ratio, from the
+* for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
   and beta moves take about equal time (half each when nothing is bridged).

@@ -1108,19 +1108,20 @@ class Exchange(PottsStep):
 
         q(y|theta') pi(theta') q(z|theta) h(theta|theta') / [q(y|theta) pi(theta) q(z|theta') h(theta'|theta)]
 
-    On a kNN term a ``k`` move's ratio may be bridged (Murray et al. 2006, section 5): ``z`` is
-    carried by one Swendsen-Wang sweep through each of ``m`` fields between ``k'`` and ``k``, and
-    ``q(z|theta) / q(z|theta')`` is replaced by the geometric mean of the ratios along the way.
-    The ratio stays exact; the variance of its noise, which grows with ``n`` and with the
-    square of ``|k' - k|``, falls about as ``1 / (m + 1)``. By default ``m`` is chosen per move,
-    proportional to ``(k' - k)^2`` with a factor tuned on the noise measured during tuning
-    (pairs of independent estimates of the same ratio), aiming at a variance of 4 nats^2; small
-    data need none (``m = 0``: the plain exchange algorithm). sample_stats ``bridge_sweeps``:
-    the draw's sweeps through bridging fields.
+    A ``k`` move's ratio (kNN) or a ``sigma`` move's (d-nn) may be bridged (Murray et al. 2006,
+    section 5): ``z`` is carried by one Swendsen-Wang sweep through each of ``m`` fields between
+    ``theta'`` and ``theta``, and ``q(z|theta) / q(z|theta')`` is replaced by the geometric mean
+    of the ratios along the way. The ratio stays exact; the variance of its noise, which grows
+    with ``n`` and about linearly with the move's size, falls about as ``1 / (m + 1)``. By
+    default ``m`` is chosen per move, proportional to ``|k' - k|`` (or to the change of
+    ``sigma``'s free coordinate) with a factor tuned on the noise measured during tuning (pairs
+    of independent estimates of the same ratio), aiming at a variance of 4 nats^2; small moves
+    need none (``m = 0``: the plain exchange algorithm). sample_stats ``bridge_sweeps``: the
+    draw's sweeps through bridging fields.
     """
         + _PARAMETERS
         + """    bridge : int, optional
-        Fix ``m`` for every ``k`` move instead (0: never bridge).
+        Fix ``m`` for every ``k`` or ``sigma`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
     delayed_acceptance : bool or "auto", default="auto"
@@ -1178,13 +1179,7 @@ class Exchange(PottsStep):
         self._max_bridge = max(check_count(max_bridge, "max_bridge", minimum=0), self._bridge0)
         self._adapt_bridge = bridge is None
         super().__init__(vars, **kwargs)
-        if self._bridge0 and not self.term.is_knn:
-            raise ValueError(
-                f"bridge={bridge}: bridging is implemented for the k moves of PottsKNN terms; "
-                "a DistanceNN term's sigma move is continuous and its step adapts instead. "
-                "Leave bridge=None"
-            )
-        self._adapt_bridge = bridge is None and self.term.is_knn and self._graph.size > 0
+        self._adapt_bridge = bridge is None and self._graph.size > 0
         self.delayed_acceptance = self._large() if auto else bool(delayed_acceptance)
         self._delayed = self.delayed_acceptance
         self.chain = self._new_chain()
