@@ -238,35 +238,41 @@ def _grown(bond_src, bond_w):
 
 
 @njit(cache=True)
-def _floor_events(
-    i, g, rate, floor_i, z, parent, size, equal_classes, n_bonds, bond_src, bond_w, rng
-):
-    """The floor's bond events of row ``i`` (see :func:`swendsen_wang_rows`): a Poisson process
-    of rate ``rate`` on a span ``floor_i (n - 1)``, each event at a uniform other point. A pair
-    bonds once however many events it gets; the bonds are recorded (grown as needed) for
-    unequal class weights. Returns ``(n_bonds, bond_src, bond_w)``."""
+def _floor_events(rate_of, floor, z, parent, size, equal_classes, n_bonds, bond_src, bond_w, rng):
+    """The floor's bond events (see :func:`swendsen_wang_rows`): one unit-rate Poisson process
+    along the rows' spans ``rate_of[i] floor[i] (n - 1)`` end to end, each event at a uniform
+    other point. A pair bonds once however many events it gets; the bonds are recorded (grown as
+    needed) for unequal class weights. Returns ``(n_bonds, bond_src, bond_w)``."""
     n = z.size
-    span = floor_i * (n - 1)
-    pos = -np.log(1.0 - rng.random()) / rate
-    first = n_bonds
-    while pos < span:
-        j = min(int(rng.random() * (n - 1)), n - 2)
-        j += 1 if j >= i else 0
-        if z[j] == g:
-            _union(parent, size, i, j)
-            if not equal_classes:
-                seen = False  # the same pair twice: one bond
-                for b in range(first, n_bonds):
-                    seen = seen or bond_w[b] == -1.0 - j
-                if not seen:
-                    if n_bonds == bond_src.size:
-                        bond_src, bond_w = _grown(bond_src, bond_w)
-                    bond_src[n_bonds] = i
-                    bond_w[n_bonds] = -1.0 - j  # marks the pair until the row is done
-                    n_bonds += 1
-        pos -= np.log(1.0 - rng.random()) / rate
-    for b in range(first, n_bonds):
-        bond_w[b] = floor_i
+    left = -np.log(1.0 - rng.random())
+    for i in range(n):
+        span = rate_of[i] * floor[i] * (n - 1)
+        if not span > 0.0:
+            continue
+        if left >= span:
+            left -= span
+            continue
+        g = z[i]
+        first = n_bonds
+        while left < span:
+            j = min(int(rng.random() * (n - 1)), n - 2)
+            j += 1 if j >= i else 0
+            if z[j] == g:
+                _union(parent, size, i, j)
+                if not equal_classes:
+                    seen = False  # the same pair twice: one bond
+                    for b in range(first, n_bonds):
+                        seen = seen or bond_w[b] == -1.0 - j
+                    if not seen:
+                        if n_bonds == bond_src.size:
+                            bond_src, bond_w = _grown(bond_src, bond_w)
+                        bond_src[n_bonds] = i
+                        bond_w[n_bonds] = -1.0 - j  # marks the pair until the row is done
+                        n_bonds += 1
+            left -= np.log(1.0 - rng.random())
+        left -= span
+        for b in range(first, n_bonds):
+            bond_w[b] = floor[i]
     return n_bonds, bond_src, bond_w
 
 
@@ -280,10 +286,12 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
     ``exp(beta a_g (W_ij + W_ji) [same])`` is the product of one factor per direction, so each
     directed entry is a bond candidate of its own, bonded with probability
     ``1 - exp(-beta a_g W_ij)`` between equal labels ``g``: these are the events of a Poisson
-    process of rate ``beta a_g`` on the row's cumulative weight. Each event is found by an
-    exponential jump and a search in ``C`` (:func:`_first_at_least`); rows of a normalised
-    kernel hold about ``beta a_g`` events, so a sweep costs ``O(n beta log n)`` instead of
-    ``O(n^2)``.
+    process of rate ``beta a_g`` on the row's cumulative weight. The rows' processes are drawn
+    as one unit-rate process along their spans ``beta a_{z_i} C[i, ends[i] - 1]`` end to end (an
+    exponential's overshoot past a row's end is again exponential, so a row costs no draw of its
+    own); each event is found by an exponential jump and a search in ``C``
+    (:func:`_first_at_least`). Rows of a normalised kernel hold about ``beta a_g`` events, so a
+    sweep costs ``O(n beta log n)`` instead of ``O(n^2)``.
 
     ``floor[i]`` (optional): a weight ``W_ij`` row ``i`` gives every other point besides ``C``
     (the ball kernel's floor on a kept table,
@@ -298,6 +306,7 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
     parent = np.empty(n, dtype=np.int64)
     size = np.empty(n, dtype=np.int64)
     label = np.empty(n, dtype=np.int64)
+    rate_of = np.empty(n)
     cap = 0 if equal_classes else int(ends.sum())
     bond_src = np.empty(cap, dtype=np.int64)
     bond_w = np.empty(cap)
@@ -309,17 +318,22 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
             parent[i] = i
             size[i] = 1
         n_bonds = 0
+        left = -np.log(1.0 - rng.random())  # of the unit-rate process, to its next event
         for i in range(n):
             g = z[i]
             rate = beta * class_weights[g]
-            if not rate > 0.0:
-                continue
+            rate_of[i] = rate
             end = ends[i]
+            if not rate > 0.0 or end == 0:
+                continue
             c_row = C[i, :end]
-            base = 0.0
+            span = rate * c_row[end - 1]
+            if left >= span:
+                left -= span
+                continue
+            target = left / rate
             t = 0
-            while t < end:
-                target = base - np.log(1.0 - rng.random()) / rate
+            while True:
                 t = _first_at_least(c_row, t, target)
                 if t >= end:
                     break
@@ -330,28 +344,14 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
                         bond_src[n_bonds] = i
                         bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
                         n_bonds += 1
-                base = c_row[t]
+                target = c_row[t] - np.log(1.0 - rng.random()) / rate
                 t += 1
+            left = (target - c_row[end - 1]) * rate
         # the floor's events after every row's: growing the bond arrays in the loop above
         # would slow it by a third even where it never happens
-        for i in range(n):
-            g = z[i]
-            rate = beta * class_weights[g]
-            if floor[i] > 0.0 and rate > 0.0:
-                n_bonds, bond_src, bond_w = _floor_events(
-                    i,
-                    g,
-                    rate,
-                    floor[i],
-                    z,
-                    parent,
-                    size,
-                    equal_classes,
-                    n_bonds,
-                    bond_src,
-                    bond_w,
-                    rng,
-                )
+        n_bonds, bond_src, bond_w = _floor_events(
+            rate_of, floor, z, parent, size, equal_classes, n_bonds, bond_src, bond_w, rng
+        )
         if bonds.size < bond_src.size:
             bonds = np.arange(bond_src.size)
         _relabel(
