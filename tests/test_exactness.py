@@ -577,7 +577,7 @@ def test_bridged_sigma_moves_are_exact(kernel, drop_tol):
     floor = kernel == "ball" and drop_tol
     sampler = {"sampler": "swendsen_wang", "sweeps": 100} if floor else {"sampler": "enumerate"}
     with model:
-        step = pk.Exchange(bridge=3, iterations_per_draw=3, tune=False, k_radius=1, **sampler)
+        step = pk.Exchange(bridge=3, iterations_per_draw=5, tune=False, k_radius=1, **sampler)
     idata = run(model, step, draws=6000, tune=0)
     assert int(idata.sample_stats["bridge_sweeps"].sum()) > 6000
     check_against_oracle(idata, oracle(model, y, 3.0), exact_draws=not floor)
