@@ -61,10 +61,14 @@ the tuning draws: a little wider, as an independence proposal should be (and the
 short window's autocorrelated draws are noisy)."""
 JUMP_CENTRES = 24
 """Components of the jump density at the quantiles of the window's draws of ``k`` or ``sigma``."""
-JUMP_DEFENSIVE = 0.1
+JUMP_DEFENSIVE = 0.2
 """Weight of the jump density's broad component (a normal around the draws' median, as wide as
 half their range or twice their sd), so that the density is not thinner than the posterior in
 its tails: a mode or a plateau the tuning draws barely visited is still proposed now and then.
+An independence proposal thinner than the posterior in a region makes a chain that got there
+stay: with 0.1, Ripley's ball kernel had a mode of 1.5% of the mass (``sigma`` about 0.38, behind
+a valley) where the posterior was 2-9 times the density fitted to a chain's draws, and chains
+spent hundreds of iterations there (see docs/inference.md, "The jump density's broad component").
 (Not heavier-tailed: a d-nn table is widened to cover the sigma the tuning draws visited, and a
 proposal far beyond costs a coupling of the kept model there.)"""
 MIN_ACCEPTED = 10
