@@ -2,11 +2,12 @@
 
 ``dnn``: a Swendsen-Wang sweep of the d-nn field of the shipped data's ball and gaussian
 kernels, at their posterior's ``(beta, sigma)``, as ``pm.sample`` runs it (``mcmc._sweeps`` on
-the field of a ``pk.Exchange`` step). ``locality``: on the ``k = 50`` graph of ``n`` 2-d (or
-10-d) Gaussian points (``bench_scale.data``), a sweep and an energy of the step's field, in the
-data's order and as the step numbers it (breadth first from ``LOCALITY_POINTS`` points on), and
-an exchange iteration of the step's kernel with 28 sweeps an auxiliary draw (what the relaxation
-check chose at 10^5 points), averaged over 10 iterations of one call at beta 1.34, ``k = 50``.
+the field of a ``pk.Exchange`` step), an energy, and a coupling at a sigma 1% away.
+``locality``: on the ``k = 50`` graph of ``n`` 2-d (or 10-d) Gaussian points
+(``bench_scale.data``), a sweep and an energy of the step's field, in the data's order and as
+the step numbers it (breadth first from ``LOCALITY_POINTS`` points on), and an exchange
+iteration of the step's kernel with 28 sweeps an auxiliary draw (what the relaxation check
+chose at 10^5 points), averaged over 10 iterations of one call at beta 1.34, ``k = 50``.
 ``table``: the d-nn gaussian field of 10^4 2-d points (``bench_scale.data``, ``drop_tol = 1e-6``,
 the kept table widened to cover sigma 0.285, as the 10^4 row of ``bench_scale.py`` widens it):
 a coupling at sigma, an energy and a sweep at beta 1.4, at sigma 0.12 (the posterior's) and 0.17,
@@ -87,13 +88,21 @@ def sweep_and_energy(step, theta, beta, sweeps):
 
 
 def dnn():
-    print("| data | kernel | beta, sigma | sweep (us) | energy (us) |\n|---|---|---|---|---|")
+    print("| data | kernel | beta, sigma | sweep (us) | energy (us) | coupling (us) |")
+    print("|---|---|---|---|---|---|")
     for name, kernel, beta, sigma in DNN_CASES:
         X, y = load(name)
         with build(X, y, kernel):
             step = pk.Exchange()
         sweep, energy = sweep_and_energy(step, sigma, beta, 200)
-        print(f"| {name} | {kernel} | {beta}, {sigma} | {sweep * 1e6:.1f} | {energy * 1e6:.1f} |")
+        c = mcmc.coupling(step.field, sigma, False)
+        new = per_call(
+            lambda: mcmc.coupling_into(step.field, 1.01 * sigma, False, c[7], c[9], c[10])
+        )
+        print(
+            f"| {name} | {kernel} | {beta}, {sigma} | {sweep * 1e6:.1f} | {energy * 1e6:.1f} "
+            f"| {new * 1e6:.1f} |"
+        )
 
 
 def knn_step(n, p):

@@ -963,6 +963,7 @@ class DistanceGraph(NeighbourGraph):
             self.drop_tol,
             ends,
             False,
+            False,
         )
         return C, floor, float(bound[0]), ends
 

@@ -12,7 +12,8 @@ import pytest
 
 import pymc_knn as pk
 from pymc_knn import graphs
-from pymc_knn.kernels.structure import CUT_SLACK, NO_SHELLS, dnn_table_cumulative
+from pymc_knn.kernels.energy import energy
+from pymc_knn.kernels.structure import CUT_SLACK, NO_SHELLS, dnn_table_cumulative, rows_energy
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
 from pymc_knn.testing import all_labelings, label_probabilities
 
@@ -104,17 +105,20 @@ def test_ball_floor_is_exact_on_a_narrow_table(ripley, monkeypatch):
     )
 
 
+@pytest.mark.parametrize("table", ["kept", "full"])
 @pytest.mark.parametrize("a", [None, [1.0, 1.6]], ids=["equal", "weighted"])
-def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
-    """The floor's bond events (a large epsilon, so that they happen) keep the exact law."""
+def test_swendsen_wang_with_the_floor_matches_enumeration(a, table, monkeypatch):
+    """The floor's bond events (a large epsilon, so that they happen) keep the exact law, on a
+    kept table and on a full one whose rows end at the balls' edges (``carry_floor``)."""
     narrow(monkeypatch, 3)
     X, _ = small_problem(3, n=8)
     kept = pk.DistanceGraph(X, kernel="ball", epsilon=0.2, drop_tol=0.5)
     sigma = 0.9 * kept.sigma_cover()
     assert kept.width == 3
-    dense = pk.DistanceGraph(X, kernel="ball", epsilon=0.2).coupling(sigma)
+    full = pk.DistanceGraph(X, kernel="ball", epsilon=0.2)
+    dense = full.coupling(sigma)
     aw = np.ones(2) if a is None else np.asarray(a)
-    order, sq = kept.sorted_rows()
+    order, sq = (kept if table == "kept" else full).sorted_rows()
     C, floor, bound = np.empty(sq.shape), np.empty(8), np.zeros(1)
     ends = np.empty(8, dtype=np.int64)
     dnn_table_cumulative(
@@ -131,11 +135,14 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, monkeypatch):
         bound,
         NO_SHELLS,
         0.0,
-        kept.drop_tol,
+        0.0,
         ends,
         False,
+        table == "full",
     )
-    assert bound[0] == 0.0 and floor.min() > 0
+    assert bound[0] == 0.0 and floor.min() > 0 and ends.max() < 7
+    y = np.arange(8) % 2
+    assert np.isclose(rows_energy(order, C, ends, y, aw, floor, False), energy(*dense[1:4], y, aw))
     probs = label_probabilities(dense, 1.5, 2, class_weights=a)
     rng = np.random.default_rng(5)
     starts = all_labelings(8, 2)[rng.choice(probs.size, size=12_000, p=probs)]

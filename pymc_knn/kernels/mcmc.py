@@ -207,7 +207,8 @@ def coupling_into(f, theta, need_csr, cumulative, floor, ends):
     each row's distance order, written into ``cumulative`` up to each row's end, ``ends``, which
     is all Swendsen-Wang and the energies need, and ``E(y)`` computed with them; the edge list
     and CSR are built only when ``need_csr``. ``floor`` receives the ball kernel's floor weights
-    on a kept table (else 0).
+    on a kept table, and on a full one unless ``need_csr`` (the rows then end at the balls'
+    edges: a third of the work on the shipped data); else 0.
     """
     n = f.y.size
     indptr, indices, data = _empty_csr()
@@ -229,6 +230,7 @@ def coupling_into(f, theta, need_csr, cumulative, floor, ends):
             f.drop_tol,
             ends,
             f.parallel,
+            not need_csr,
         )
         f.dropped[1] = max(f.dropped[1], theta)
         f.dropped[2] = min(f.dropped[2], theta)

@@ -409,6 +409,7 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, ends, y, cla
         0.0,
         ends,
         False,
+        False,
     )
 
 
@@ -579,6 +580,7 @@ def dnn_table_cumulative(
     drop_tol,
     ends,
     parallel,
+    carry_floor,
 ):
     """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
 
@@ -590,14 +592,17 @@ def dnn_table_cumulative(
     The ball kernel's floor is exact instead: with a kept table its rows are normalised over all
     ``n_others``, ``floor[i]`` receives the floor weight ``W_ij`` of every other ``j``, and
     ``C`` the running sums of the excess over it; the floor's share of ``E(y)``,
-    ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``. ``C[i, r]`` is
+    ``floor[i] (N_{y_i} - 1) a_{y_i}``, comes from the class counts ``N``. With ``carry_floor``
+    the floor is carried so on a full table too (``L == n_others``): a row then ends at its
+    ball's edge instead of running through every other point at the floor, which Swendsen-Wang
+    and the energies carry through class totals (the edge list and CSR do not). ``C[i, r]`` is
     written for ``r < ends[i]`` only. With ``parallel`` (never in a process forked from one
     whose thread pool ran: :mod:`pymc_knn._forksafe`) a table of at least ``PARALLEL_PAIRS``
     entries is filled on numba's thread pool, with the same result to the bit (rows are
     independent and ``E(y)`` is summed in row order either way).
     """
     n, L = sorted_sq.shape
-    floor_mode = kernel == BALL and L < n_others
+    floor_mode = kernel == BALL and (L < n_others or carry_floor)
     counts = np.bincount(y, minlength=class_weights.size) if floor_mode else np.zeros(0, np.int64)
     rows = (sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor)
     cut = (shells, shell_step, drop_tol, ends, floor_mode, counts)
