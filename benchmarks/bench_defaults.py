@@ -17,6 +17,7 @@ draw. ``--table`` prints the Markdown table of a results file.
 
     python benchmarks/bench_defaults.py --data ripley pima glass iris wine crabs --seeds 1 2 3
     python benchmarks/bench_defaults.py --data breast_cancer digits blobs10 --seeds 1 2 3
+    python benchmarks/bench_defaults.py --data gauss3000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
 """
 
@@ -59,6 +60,10 @@ def load(name):
             class_sep=1.0,
             random_state=0,
         )
+    elif name.startswith("gauss") and name[5:].isdigit():  # bench_scale's 2-d classes, n points
+        from bench_scale import data
+
+        X, y = data(int(name[5:]), 2)
     else:
         raise ValueError(f"unknown data set {name!r}")
     return np.asarray(X, float), np.asarray(y, np.int64)

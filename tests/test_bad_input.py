@@ -450,7 +450,7 @@ STEPS = [
         "delayed-acceptance-string",
         lambda: step(delayed_acceptance="no"),
         ValueError,
-        r"delayed_acceptance must be True, False or 'auto', got 'no'",
+        r"delayed_acceptance must be True, False, 'most' or 'auto', got 'no'",
     ),
     Case(
         "start-unknown",

@@ -590,14 +590,17 @@ class ScreenedExchange(pk.Exchange):
     ``chasing`` beta's normal is re-centred on the chain's current beta before each draw: the
     first stage then depends on the state and no longer keeps detailed balance."""
 
-    def __init__(self, *args, jump, centre, chol, chasing=False, **kwargs):
+    def __init__(self, *args, jump, centre, chol, chasing=False, bridge_unit=0.0, **kwargs):
         self.jump, self.centre, self.chol = np.asarray(jump, float), centre, chol
-        self.chasing = chasing
-        super().__init__(*args, delayed_acceptance=True, **kwargs)
+        self.chasing, self.bridge_unit = chasing, bridge_unit
+        kwargs.setdefault("delayed_acceptance", True)
+        super().__init__(*args, **kwargs)
 
     def _new_chain(self):
         chain = super()._new_chain()
         a = chain.adaptation
+        if self.bridge_unit:  # fields + 1 per unit of a move's size, not tuned
+            a.adapt_bridge, a.bridge_unit = True, self.bridge_unit
         a.jump, a.p_jump = self.jump[None].copy(), 0.0
         a.beta_centre, a.beta_chol = np.atleast_2d(self.centre), np.atleast_2d(self.chol)
         a.p_beta_jump = 0.0
@@ -620,12 +623,24 @@ def _screened_run(model, draws, **kwargs):
     return idata
 
 
-def test_delayed_acceptance_is_exact_for_knn():
+@pytest.mark.parametrize("mode", [True, "most"])
+def test_delayed_acceptance_is_exact_for_knn(mode):
     """Moves screened by densities far from the posterior (k's centred at 4, beta's at value
-    -1.5 + 0.1 k, narrow): a poor first stage slows mixing but keeps the posterior."""
+    -1.5 + 0.1 k, narrow): a poor first stage slows mixing but keeps the posterior. With
+    ``"most"`` a move of one in ``k`` is not bridged, so not screened, and a move of two is."""
     X, y = small_problem(8, n=10, G=2)
     model = knn_model(X, y, 5)
-    idata = _screened_run(model, 8000, jump=KNN_JUMP, centre=[[-1.5, 0.1]], chol=[[0.6]])
+    idata = _screened_run(
+        model,
+        8000,
+        jump=KNN_JUMP,
+        centre=[[-1.5, 0.1]],
+        chol=[[0.6]],
+        delayed_acceptance=mode,
+        bridge_unit=1.0 if mode == "most" else 0.0,
+    )
+    if mode == "most":
+        assert int(idata.sample_stats["bridge_sweeps"].sum()) > 1000
     check_against_oracle(idata, oracle(model, y, 3.0))
 
 

@@ -134,9 +134,10 @@ def test_the_first_windows_check_runs_fewer_chains(blobs, monkeypatch):
 
 
 def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
-    """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and no screening
-    below ``LARGE_POINTS`` points, the tuned start and screening from it on a kNN term; a start
-    is "tuned" only where the sweeps are, and what the user gives is kept."""
+    """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and the screening
+    of all but the cheap graph moves below ``LARGE_POINTS`` points, the tuned start and the
+    screening of every move from it on a kNN term; neither on a d-nn term; a start is "tuned"
+    only where the sweeps are, and what the user gives is kept."""
     X, y = blobs
 
     def step(**kwargs):
@@ -144,12 +145,13 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
             s = pk.Exchange(**kwargs)
         return s.start, s.delayed_acceptance, s.chain.adaptation.delayed
 
-    assert step() == ("observed", False, False)
+    assert step() == ("observed", "most", mcmc.SCREEN_MOST)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
-    assert step() == ("tuned", True, True)
+    assert step() == ("tuned", True, mcmc.SCREEN_ALL)
     assert step(sweeps=20)[0] == "observed"
     assert step(sampler="gibbs")[0] == "tuned"
     assert step(start="observed", delayed_acceptance=False) == ("observed", False, False)
+    assert step(delayed_acceptance="most")[1:] == ("most", mcmc.SCREEN_MOST)
     with _model(X, y):
         assert pk.Moller().start == "tuned"
         assert pk.PseudoLikelihoodMetropolis().start == "observed"
@@ -158,7 +160,7 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
         dnn = pk.Exchange()
         assert (dnn.start, dnn.delayed_acceptance) == ("observed", False)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
-    assert step(start="tuned", delayed_acceptance=True) == ("tuned", True, True)
+    assert step(start="tuned", delayed_acceptance=True) == ("tuned", True, mcmc.SCREEN_ALL)
 
 
 def test_large_dnn_terms_are_not_bridged_by_default(blobs, monkeypatch):

@@ -46,7 +46,10 @@ that passes pays for its couplings and auxiliary draw, and is then accepted with
 not depend on the auxiliary draw ``z``, ``T(x, x', z) min(1, A) min(1, R / A)`` is symmetric in
 ``x`` and ``x'`` where ``T(x, x', z) min(1, R)`` is (``T``: the extended target times the
 proposal, ``R = T(x', x, z) / T(x, x', z)``): the composite keeps detailed balance, whatever ``g``.
-A poor ``g`` costs mixing, never exactness.
+A poor ``g`` costs mixing, never exactness. ``SCREEN_MOST`` leaves out the local graph moves whose
+ratio is not bridged (cheap moves, and ``g`` is rough at their scale on a small data set):
+whether a move is bridged is a function of its size alone, the same for the move and its
+reverse, so each kind of move keeps detailed balance on its own.
 
 The exchange ratio of a ``k`` or ``sigma`` move may be bridged (Murray et al. 2006, section 5):
 the auxiliary draw at the proposal is carried through intermediate Potts fields between the two
@@ -89,6 +92,9 @@ EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
 SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
 BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE, BETA_JUMP = 0, 1, 2, 3, 4, 5
+SCREEN_NONE, SCREEN_MOST, SCREEN_ALL = 0, 1, 2
+"""Which moves the delayed acceptance screens: none, all but the local graph moves that are not
+bridged, every move."""
 BETA_JUMP_WIDE = 3.0
 """Scale of the beta jump density's broad component, in units of its main one."""
 BETA_JUMP_DEFENSIVE = 0.1
@@ -177,7 +183,7 @@ class Proposal(NamedTuple):
     bridge: int  # exchange: intermediate fields of a graph move's ratio (0: none) ...
     bridge_unit: float  # ... or, when > 0, (fields + 1) per unit of the move's size
     max_bridge: int  # bound on the fields of one move
-    delayed: bool  # exchange: screen each move by the fitted densities first (delayed acceptance)
+    delayed: int  # exchange: which moves are screened by the fitted densities first (SCREEN_*)
 
 
 _NO_EDGES = np.empty(0, dtype=np.int32)
@@ -744,6 +750,15 @@ def bridge_fields(p, delta):
 
 
 @njit(cache=True)
+def _cheap(p, kind, x, x1, theta0, theta1):
+    """Whether a move is a local graph move whose exchange ratio is not bridged (as
+    :func:`run_iterations` decides it)."""
+    if kind != GRAPH_MOVE:
+        return False
+    return theta1 == theta0 or bridge_fields(p, _graph_delta(p, x, x1)) == 0
+
+
+@njit(cache=True)
 def _graph_delta(p, x, x1):
     """The size of a graph move: the change of the moved graph coordinate."""
     for j in range(p.graph.size):
@@ -853,7 +868,7 @@ screened, cache
     lp1, beta1, theta1, ey1, pl1, ez1, ez1_hat = lp0, beta0, theta0, ey0, pl0, ez0, ez_hat
     c1 = c0
     status = OK
-    delayed = p.delayed and aux.method == EXCHANGE
+    delayed = p.delayed != SCREEN_NONE and aux.method == EXCHANGE
     g0 = surrogate_log_density(p, x) if delayed else 0.0
     g1 = g0
     screened = 0
@@ -878,7 +893,8 @@ screened, cache
             log_a = 0.0
             if go and delayed:
                 g1 = surrogate_log_density(p, x1)
-                log_a = g1 - g0 + log_h
+                if p.delayed == SCREEN_ALL or not _cheap(p, kind, x, x1, theta0, theta1):
+                    log_a = g1 - g0 + log_h
                 if log_a < 0.0 and not np.log(rng.random()) < log_a:
                     go = False  # screened out before its couplings and auxiliary draw
                     screened += 1

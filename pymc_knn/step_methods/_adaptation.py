@@ -190,7 +190,7 @@ class Adaptation:
     adapt_bridge: bool = False
     bridge_unit: float = 0.0
     max_bridge: int = MAX_BRIDGE
-    delayed: bool = False
+    delayed: int = 0  # mcmc.SCREEN_*
     aux_sweeps: int = 10
     fields_per_move: float = 0.0
     log_scale: float = field(init=False)
@@ -291,7 +291,7 @@ class Adaptation:
             self.bridge,
             self.bridge_unit if self.adapt_bridge else 0.0,
             self.max_bridge,
-            self.delayed and (self.jump.shape[1] > 0 or self.beta_chol.shape[0] > 0),
+            self.delayed if (self.jump.shape[1] > 0 or self.beta_chol.shape[0] > 0) else 0,
         )
 
     def observe(self, trace, accept, cap, move, noise, bridge_sweeps=0) -> bool:

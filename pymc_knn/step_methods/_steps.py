@@ -87,8 +87,9 @@ LARGE_POINTS = 10_000
 """Fewest points from which, on a kNN term, ``start="auto"`` means "tuned" and Exchange's
 ``delayed_acceptance="auto"`` means True: both pay where an auxiliary draw is dear and the
 posterior narrow and near normal (at 10^4 points 1.8 times the smallest ESS per second;
-at 3,000 the screening cost ``k`` its mixing); below, and on d-nn terms (at 10^4 points the
-screening cut the ESS five-fold and the tuned start was refused), the observed labels and no
+at 3,000 screening every move cost ``k`` its mixing); below, the observed labels and the
+screening of all but the cheap graph moves ("most"); on d-nn terms (at 10^4 points the
+screening cut the ESS five-fold and the tuned start was refused) the observed labels and no
 screening (docs/inference.md, "Defaults by size")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
@@ -248,7 +249,7 @@ class PottsStep(BlockedStep):
         "screened": (np.int64, []),
         "dnn_dropped": (np.float64, []),
     }
-    _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, False
+    _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, mcmc.SCREEN_NONE
     _field: mcmc.Field
     _field_pid: int | None
 
@@ -1126,15 +1127,17 @@ class Exchange(PottsStep):
         Fix ``m`` for every ``k`` or ``sigma`` move instead (0: never bridge).
     max_bridge : int, default=128
         Bound on ``m``.
-    delayed_acceptance : bool or "auto", default="auto"
+    delayed_acceptance : bool, "most" or "auto", default="auto"
         Once the first adaptation window has fitted the jump densities, screen each proposal by
         them before paying for its auxiliary draw (Christen and Fox 2005): a proposal passes
         with probability ``min(1, A)``, ``A`` the ratio of the fitted densities times the
         proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
         faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
-        less time a draw), slower on small data sets (docs/inference.md). "auto": on for a kNN
-        term of 10,000 points or more. sample_stats ``screened``: the draw's iterations
-        rejected by the first stage.
+        less time a draw). "most": screen every move but the local ``k`` or ``sigma`` moves
+        whose ratio is not bridged (cheap, and the fitted density is rough at their scale on a
+        small data set). "auto": True for a kNN term of 10,000 points or more, "most" for a
+        smaller kNN term, False for a d-nn term (docs/inference.md, "Delayed acceptance").
+        sample_stats ``screened``: the draw's iterations rejected by the first stage.
     """
         + _NOTES
         + """
@@ -1172,10 +1175,11 @@ class Exchange(PottsStep):
     def __init__(
         self, vars=None, *, bridge=None, max_bridge=MAX_BRIDGE, delayed_acceptance="auto", **kwargs
     ):
-        auto = isinstance(delayed_acceptance, str) and delayed_acceptance == "auto"
-        if not (auto or isinstance(delayed_acceptance, (bool, np.bool_))):
+        named = isinstance(delayed_acceptance, str) and delayed_acceptance in ("auto", "most")
+        if not (named or isinstance(delayed_acceptance, (bool, np.bool_))):
             raise ValueError(
-                f"delayed_acceptance must be True, False or 'auto', got {delayed_acceptance!r}"
+                "delayed_acceptance must be True, False, 'most' or 'auto', got "
+                f"{delayed_acceptance!r}"
             )
         self._bridge0 = 0 if bridge is None else check_count(bridge, "bridge", minimum=0)
         self._max_bridge = max(check_count(max_bridge, "max_bridge", minimum=0), self._bridge0)
@@ -1185,8 +1189,13 @@ class Exchange(PottsStep):
         # draw cost 6.9 s instead of 1.9, so by default d-nn terms are bridged below that size
         small = self.term.is_knn or self.term.graph.n_points < LARGE_POINTS
         self._adapt_bridge = bridge is None and self._graph.size > 0 and small
-        self.delayed_acceptance = self._large() if auto else bool(delayed_acceptance)
-        self._delayed = self.delayed_acceptance
+        if named and delayed_acceptance == "auto":
+            delayed_acceptance = True if self._large() else "most" if self.term.is_knn else False
+        if isinstance(delayed_acceptance, str):
+            self.delayed_acceptance, self._delayed = "most", mcmc.SCREEN_MOST
+        else:
+            self.delayed_acceptance = bool(delayed_acceptance)
+            self._delayed = mcmc.SCREEN_ALL if delayed_acceptance else mcmc.SCREEN_NONE
         self.chain = self._new_chain()
 
 
