@@ -134,10 +134,9 @@ def test_the_first_windows_check_runs_fewer_chains(blobs, monkeypatch):
 
 
 def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
-    """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and the screening
-    of all but the cheap graph moves below ``LARGE_POINTS`` points, the tuned start and the
-    screening of every move from it on a kNN term; neither on a d-nn term; a start is "tuned"
-    only where the sweeps are, and what the user gives is kept."""
+    """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and no screening
+    below ``LARGE_POINTS`` points, the tuned start and screening from it on a kNN term; a start
+    is "tuned" only where the sweeps are, and what the user gives is kept."""
     X, y = blobs
 
     def step(**kwargs):
@@ -145,7 +144,7 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
             s = pk.Exchange(**kwargs)
         return s.start, s.delayed_acceptance, s.chain.adaptation.delayed
 
-    assert step() == ("observed", "most", mcmc.SCREEN_MOST)
+    assert step() == ("observed", False, mcmc.SCREEN_NONE)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
     assert step() == ("tuned", True, mcmc.SCREEN_ALL)
     assert step(sweeps=20)[0] == "observed"

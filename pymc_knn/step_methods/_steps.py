@@ -87,9 +87,9 @@ LARGE_POINTS = 10_000
 """Fewest points from which, on a kNN term, ``start="auto"`` means "tuned" and Exchange's
 ``delayed_acceptance="auto"`` means True: both pay where an auxiliary draw is dear and the
 posterior narrow and near normal (at 10^4 points 1.8 times the smallest ESS per second;
-at 3,000 screening every move cost ``k`` its mixing); below, the observed labels and the
-screening of all but the cheap graph moves ("most"); on d-nn terms (at 10^4 points the
-screening cut the ESS five-fold and the tuned start was refused) the observed labels and no
+at 3,000 the screening cost ``k`` its mixing, and on 2,000 points in 6 classes even the
+screening of all but the cheap ``k`` moves did); below, and on d-nn terms (at 10^4 points the
+screening cut the ESS five-fold and the tuned start was refused), the observed labels and no
 screening (docs/inference.md, "Defaults by size")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
@@ -1133,11 +1133,13 @@ class Exchange(PottsStep):
         with probability ``min(1, A)``, ``A`` the ratio of the fitted densities times the
         proposal's, and is then accepted with ``min(1, R / A)``. Exact whatever the densities;
         faster on large data, whose posterior the fitted densities match (10^5 points: 1.8 times
-        less time a draw). "most": screen every move but the local ``k`` or ``sigma`` moves
-        whose ratio is not bridged (cheap, and the fitted density is rough at their scale on a
-        small data set). "auto": True for a kNN term of 10,000 points or more, "most" for a
-        smaller kNN term, False for a d-nn term (docs/inference.md, "Delayed acceptance").
-        sample_stats ``screened``: the draw's iterations rejected by the first stage.
+        less time a draw), slower or worse mixed on small data sets. "most": screen every move
+        but the local ``k`` or ``sigma`` moves whose ratio is not bridged (cheap, and the fitted
+        density is rough at their scale on a small data set): faster where bridged ``k`` moves
+        are never accepted (scikit-learn's digits: 36-38 s instead of 42-45), but it cost ``k``
+        its mixing on 2,000 points in 6 classes (docs/inference.md, "Delayed acceptance").
+        "auto": True for a kNN term of 10,000 points or more, else False. sample_stats
+        ``screened``: the draw's iterations rejected by the first stage.
     """
         + _NOTES
         + """
@@ -1190,7 +1192,7 @@ class Exchange(PottsStep):
         small = self.term.is_knn or self.term.graph.n_points < LARGE_POINTS
         self._adapt_bridge = bridge is None and self._graph.size > 0 and small
         if named and delayed_acceptance == "auto":
-            delayed_acceptance = True if self._large() else "most" if self.term.is_knn else False
+            delayed_acceptance = self._large()
         if isinstance(delayed_acceptance, str):
             self.delayed_acceptance, self._delayed = "most", mcmc.SCREEN_MOST
         else:
