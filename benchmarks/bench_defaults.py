@@ -159,7 +159,8 @@ def fit(data, model, seed, method, chains, cores, exchange=None):
         "probe_ms": probe_ms(),
         "sampling_time": round(float(ss.attrs.get("sampling_time", np.nan)), 2),
         "accept": round(float(ss["accept"].mean()), 3),
-        "iterations": [int(v) for v in ss["iterations"].isel(draw=0).values],
+        # the mean per chain: a draw takes the floor or the ceiling of the chosen mean
+        "iterations": [round(float(v), 2) for v in ss["iterations"].mean("draw").values],
         "bridge_sweeps": round(float(ss["bridge_sweeps"].mean()), 1),
         "screened": round(float(ss["screened"].mean()), 2),
         "aux_sweeps_all": [
@@ -206,7 +207,7 @@ def table(path):
         print(
             f"| {r['data']} ({r['n']}, {r['p']}, {r['G']}) | {r['model']} | {r['method']} | "
             f"{r['seed']} | {r['wall']:.1f} | {bulk / r['wall']:.0f} | {rhat:.3f} | "
-            f"{bulk:.0f} | {tail:.0f} | {r['accept']:.2f} | {min(its)}-{max(its)} | "
+            f"{bulk:.0f} | {tail:.0f} | {r['accept']:.2f} | {min(its):g}-{max(its):g} | "
             f"{'yes' if r['ok'] else '**no**'} | {r.get('probe_ms', '')} |"
         )
 

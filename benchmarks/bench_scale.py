@@ -275,7 +275,7 @@ def child_sample(n, p, what, draws, exchange=None, seed=1):
         "sklearn_best": float(sk),
         "beta": float(post["beta"].mean()),
         "beta_chains": [round(float(b), 5) for b in post["beta"].mean("draw")],
-        "iterations": [int(i) for i in idata.sample_stats["iterations"].max("draw")],
+        "iterations": [round(float(i), 2) for i in idata.sample_stats["iterations"].mean("draw")],
         "k": float(post["k"].mean()),
         "rhat_beta": float(summary.loc["beta", "r_hat"]),
         "ess_beta": float(summary.loc["beta", "ess_bulk"]),

@@ -21,6 +21,7 @@ from pymc_knn.step_methods._adaptation import (
     JUMP_DEFENSIVE,
     TARGET_NOISE,
     Adaptation,
+    draw_iterations,
 )
 
 
@@ -50,11 +51,29 @@ def test_iterations_for_reaches_the_target_between_draws(rng):
     for tau in (4.0, 10.0, 50.0):
         m = iterations_for(tau)
         rho = (tau - 1) / (tau + 1)
-        thinned = (1 + rho**m) / (1 - rho**m)
-        assert thinned <= TARGET_TAU < (1 + rho ** (m - 1)) / (1 - rho ** (m - 1))
-    x = ar1(0.9, 200000, rng)  # tau 19
-    m = iterations_for(19.0)
-    assert integrated_time(x[::m]) == pytest.approx(TARGET_TAU, rel=0.2)
+        a, frac = math.floor(m), m - math.floor(m)
+        between = (1 - frac) * rho**a + frac * rho ** (a + 1)  # E[rho^M]
+        assert (1 + between) / (1 - between) == pytest.approx(TARGET_TAU)
+        assert 0 < frac < 1
+        whole = math.ceil(math.log(0.5) / math.log(rho))  # the smallest whole count that does
+        assert whole - 1 < m < whole
+    x = ar1(0.6, 300000, rng)  # tau 4: 1.36 iterations, where 1 gives 4 and 2 give 2.1
+    m = iterations_for(4.0)
+    thinned = np.cumsum([draw_iterations(m, rng) for _ in range(x.size // 2)])
+    thinned = thinned[thinned < x.size]
+    assert integrated_time(x[thinned]) == pytest.approx(TARGET_TAU, rel=0.1)
+
+
+def test_draw_iterations_takes_the_floor_or_the_ceiling_with_the_mean(rng):
+    counts = np.array([draw_iterations(2.3, rng) for _ in range(20000)])
+    assert set(counts.tolist()) == {2, 3}
+    assert counts.mean() == pytest.approx(2.3, abs=0.02)
+
+    class NoRandom:
+        def random(self):
+            raise AssertionError("a whole mean draws no random number")
+
+    assert draw_iterations(7, NoRandom()) == 7
 
 
 def observe(a, trace, acc, cap=None, move=BETA_MOVE, noise=np.nan):

@@ -225,7 +225,7 @@ def test_tune_false_keeps_the_proposal_fixed():
 
 def test_iterations_per_draw_follow_the_mixing():
     """On Ripley the exchange chain's integrated autocorrelation time is about 20 iterations:
-    tuning chooses several iterations per draw, so that 1000 draws give an ESS of several
+    tuning chooses several iterations per draw (a mean: each draw its floor or ceiling), so that 1000 draws give an ESS of several
     hundred (aimed at: 330; the choice and the ESS estimate each vary by 10-20% from chain to
     chain, so 250 is asked; one iteration per draw gives about 40); a fixed value is kept."""
     X, y, *_ = pk.datasets.load_ripley("train")
@@ -235,7 +235,7 @@ def test_iterations_per_draw_follow_the_mixing():
         pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
     idata = sample(model, tune=1000, draws=1000, chains=1)
     its = idata.sample_stats["iterations"].values
-    assert (its == its[0, 0]).all() and 4 <= its[0, 0] <= 40
+    assert its.max() - its.min() <= 1 and 4 <= its.mean() <= 40  # the floor or the ceiling
     ess = az.ess(idata.posterior)
     assert float(ess["beta"]) > 250 and float(ess["k"]) > 250
     fixed = sample(

@@ -12,9 +12,10 @@ What is tuned, per chain:
   covariance given the graph coordinates, scaled to unit determinant: adaptive Metropolis,
   Haario et al. 2001) and the normal the beta jump draws beta from (its regression on the graph
   coordinates and the residuals' covariance);
-* the number of iterations per stored draw, from the integrated autocorrelation time measured in
-  the latest window (of each coordinate and of its tail indicators), so that a stored draw is
-  worth about ``1 / TARGET_TAU`` of an independent one;
+* the mean number of iterations per stored draw (each draw takes its floor or ceiling at random),
+  from the integrated autocorrelation time measured in the latest window (of each coordinate and
+  of its tail indicators), so that a stored draw is worth about ``1 / TARGET_TAU`` of an
+  independent one;
 * for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
@@ -146,13 +147,31 @@ def agrees(late, late_ref, late_sq_ref) -> bool:
     return abs(float(late.mean() - late_ref.mean())) <= max(RELAX_TOL * sd, 2.0 * se)
 
 
-def iterations_for(tau: float, target: float = TARGET_TAU) -> int:
-    """Iterations between stored draws so that a chain of integrated time ``tau`` per iteration
-    has about ``target`` between draws (autocorrelation ``rho^m`` of an AR(1) chain)."""
+def iterations_for(tau: float, target: float = TARGET_TAU) -> float:
+    """Mean iterations between stored draws so that a chain of integrated time ``tau`` per
+    iteration has about ``target`` between draws.
+
+    A draw takes ``a = floor(m)`` or ``a + 1`` iterations at random (``a + 1`` with probability
+    ``m - a``): thinned so, an AR(1) chain of lag-one autocorrelation ``rho`` keeps
+    autocorrelation ``E[rho^M]`` between draws, and ``m`` is the mean that makes it
+    ``(target - 1) / (target + 1)``. A whole number of iterations would overshoot by half an
+    iteration on average (digits: 2 where 1.4 do).
+    """
     if not np.isfinite(tau) or tau <= target:
-        return 1
+        return 1.0
     rho = (tau - 1.0) / (tau + 1.0)
-    return max(1, math.ceil(math.log((target - 1.0) / (target + 1.0)) / math.log(rho)))
+    want = (target - 1.0) / (target + 1.0)
+    a = max(1, math.floor(math.log(want) / math.log(rho)))
+    frac = (rho**a - want) / (rho**a - rho ** (a + 1))
+    return a + min(max(frac, 0.0), 1.0)
+
+
+def draw_iterations(mean: float, rng) -> int:
+    """A draw's iterations: ``floor(mean)``, or one more with probability ``mean - floor(mean)``
+    (no random number used for a whole ``mean``, so fixed iterations keep their draws)."""
+    a = math.floor(mean)
+    frac = mean - a
+    return int(a + (frac > 0 and rng.random() < frac))
 
 
 @dataclass
@@ -171,8 +190,9 @@ class Adaptation:
         Initial radius of the discrete moves.
     max_radius : ndarray of int
         Largest useful radius of each graph coordinate (ignored for continuous ones).
-    iterations : int
-        Initial (or, with ``adapt_iterations`` False, fixed) iterations per draw.
+    iterations : float
+        Initial (or, with ``adapt_iterations`` False, fixed) iterations per draw; a mean that
+        is not whole is drawn per draw (:func:`draw_iterations`).
     """
 
     n_free: int
@@ -180,7 +200,7 @@ class Adaptation:
     proposal_sd: float
     k_radius: float
     max_radius: np.ndarray
-    iterations: int = 1
+    iterations: float = 1.0
     adapt_iterations: bool = True
     max_iterations: int = 1000
     target_accept: float = TARGET_ACCEPT

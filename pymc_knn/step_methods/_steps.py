@@ -41,6 +41,7 @@ from ._adaptation import (
     TARGET_ACCEPT,
     Adaptation,
     agrees,
+    draw_iterations,
     relaxed,
 )
 from ._labels import impute_nearest
@@ -861,7 +862,7 @@ class PottsStep(BlockedStep):
             chain.adaptation.start_scale(self._start_scale(x))
         state = np.array([lp, beta, theta])
         a = chain.adaptation
-        m = a.iterations
+        m = draw_iterations(a.iterations, self.rng)
         rows = m if tuning else 0
         trace = np.empty((rows, 2 + self._free.size + self._graph.size))
         accept = np.empty(rows)
@@ -1056,9 +1057,10 @@ _PARAMETERS = """
     k_radius : int, optional
         Initial radius of the ``k`` move; default ``max(1, round(k_max / 20))``.
     iterations_per_draw : int, optional
-        Metropolis-Hastings iterations between stored draws; default: chosen during tuning from
-        the measured autocorrelation, so that a stored draw is worth about a third of an
-        independent one (an ESS near 330 per chain of 1000 draws).
+        Metropolis-Hastings iterations between stored draws; default: a mean ``m`` chosen during
+        tuning from the measured autocorrelation, so that a stored draw is worth about a third
+        of an independent one (an ESS near 330 per chain of 1000 draws); each draw then takes
+        ``floor(m)`` or ``floor(m) + 1`` iterations at random, with fixed odds after tuning.
     max_iterations_per_draw : int, default=1000
         Bound on the iterations per draw chosen during tuning (a warning says when it is met).
     target_accept : float, default=0.3
