@@ -55,7 +55,8 @@ def test_iterations_for_reaches_the_target_between_draws(rng):
         between = (1 - frac) * rho**a + frac * rho ** (a + 1)  # E[rho^M]
         assert (1 + between) / (1 - between) == pytest.approx(TARGET_TAU)
         assert 0 < frac < 1
-        whole = math.ceil(math.log(0.5) / math.log(rho))  # the smallest whole count that does
+        want = (TARGET_TAU - 1) / (TARGET_TAU + 1)
+        whole = math.ceil(math.log(want) / math.log(rho))  # the smallest whole count that does
         assert whole - 1 < m < whole
     x = ar1(0.6, 300000, rng)  # tau 4: 1.36 iterations, where 1 gives 4 and 2 give 2.1
     m = iterations_for(4.0)
