@@ -376,6 +376,30 @@ def test_graph_moves_follow_a_ridge_exactly():
     check_against_oracle(run(model, step, tune=0, draws=8000), oracle(model, y, 3.0))
 
 
+class MeanIterationsExchange(pk.Exchange):
+    """Exchange whose draws take 2 or 3 iterations at random (a mean of 2.5), as tuning leaves
+    a chain whose measured mixing asks for a mean that is not whole."""
+
+    def _new_chain(self):
+        chain = super()._new_chain()
+        chain.adaptation.iterations = 2.5
+        return chain
+
+
+def test_a_mean_of_iterations_that_is_not_whole_is_exact():
+    """Each draw's kernel is two iterations or three, drawn independently of the state: a
+    mixture of two kernels that leave the posterior invariant."""
+    X, y = small_problem(8, n=10, G=2)
+    model = knn_model(X, y, 5)
+    with model:
+        step = MeanIterationsExchange(sampler="enumerate", k_radius=2, tune=False)
+    idata = run(model, step, tune=0, draws=12000)
+    its = idata.sample_stats["iterations"]
+    assert set(np.unique(its).tolist()) == {2, 3}
+    assert float(its.mean()) == pytest.approx(2.5, abs=0.02)
+    check_against_oracle(idata, oracle(model, y, 3.0))
+
+
 def test_the_oracle_check_rejects_a_broken_move():
     """Negative control: a ridge whose slope depends on the parity of k (measured: P(k = 5)
     0.34 against the exact 0.25, mean beta 0.32 against 0.37; the reversible ridge gives 0.23 and
