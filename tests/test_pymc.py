@@ -225,9 +225,10 @@ def test_tune_false_keeps_the_proposal_fixed():
 
 def test_iterations_per_draw_follow_the_mixing():
     """On Ripley the exchange chain's integrated autocorrelation time is about 20 iterations:
-    tuning chooses several iterations per draw (a mean: each draw its floor or ceiling), so that 1000 draws give an ESS of several
-    hundred (aimed at: 330; the choice and the ESS estimate each vary by 10-20% from chain to
-    chain, so 250 is asked; one iteration per draw gives about 40); a fixed value is kept."""
+    tuning chooses several iterations per draw (a mean: each draw its floor or ceiling), so
+    that 1000 draws give an ESS of several hundred (aimed at: 330; the choice and the ESS
+    estimate each vary by 10-20% from chain to chain, so 250 is asked; one iteration per draw
+    gives about 40); a fixed value is kept."""
     X, y, *_ = pk.datasets.load_ripley("train")
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
