@@ -12,12 +12,14 @@ from pymc_knn.kernels.mcmc import (
     _normal_mass,
     beta_jump_log_density,
     bridge_fields,
+    graph_probability,
     jump_log_density,
 )
 from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
 from pymc_knn.step_methods._adaptation import (
     BETA_JUMP_SCALE,
     FIRST_WINDOW,
+    FUTILE_TIME,
     JUMP_DEFENSIVE,
     TARGET_NOISE,
     Adaptation,
@@ -201,6 +203,52 @@ def test_a_window_says_which_graph_coordinates_never_moved(rng):
     )
     assert observe(a, rows(block, rng), acc=0.3)
     assert a.graph_stuck.tolist() == [True, False]
+
+
+def still_k(rng, n, k=3.0):
+    """Rows whose beta coordinate moves and whose ``k`` stays at ``k``."""
+    return rows(np.column_stack([rng.normal(size=n), np.full(n, k)]), rng)
+
+
+def test_graph_moves_from_where_they_are_futile_get_a_twentieth_of_the_time(rng):
+    """A window in which ``k`` never moved and fewer than FUTILE_TRANSITIONS graph moves were
+    expected to be accepted (digits: k = 3, every move accepted with probability < 1e-50) gives
+    graph moves from that ``k`` FUTILE_TIME of the time, and from every other ``k`` the
+    balanced share; a window that expected a transition, or saw one, ends it."""
+    a = adaptation()
+    for _ in range(FIRST_WINDOW // 20):
+        observe(a, still_k(rng, 20), acc=1e-60, move=GRAPH_MOVE)
+    np.testing.assert_array_equal(a.futile_at, [3.0])
+    assert a.p_graph == 0.5 and a.p_futile == pytest.approx(FUTILE_TIME)
+    a.fields_per_move = 30.0  # dearer graph moves: still a twentieth of the time
+    cost = 1 + 2 * 30.0 / a.aux_sweeps
+    assert a.p_futile * cost / (a.p_futile * cost + 1 - a.p_futile) == pytest.approx(FUTILE_TIME)
+    assert a.p_graph == pytest.approx(1 / (1 + cost))
+    p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
+    np.testing.assert_array_equal(p.futile_at, [3.0])
+    assert (p.p_graph, p.p_futile) == (a.p_graph, a.p_futile)
+    x = np.array([0.0, 3.0])
+    assert graph_probability(p, x) == p.p_futile
+    assert graph_probability(p, x + [0.5, 1.0]) == p.p_graph
+    # 400 graph moves with acceptance 0.001: 0.4 transitions expected, none seen
+    for _ in range(2 * FIRST_WINDOW // 20):
+        observe(a, still_k(rng, 20), acc=0.001, move=GRAPH_MOVE)
+    assert a.futile_at.size == 0
+    assert graph_probability(a.proposal(p.free, p.graph, p.lower, p.upper), x) == a.p_graph
+
+
+def test_the_end_of_tuning_judges_futility_on_the_pooled_draws(rng):
+    """A chain whose last window sat still but which moved ``k`` since (digits at seed 2: a
+    chain stuck at k = 4 crossed to 3 in its last tuning draws) has no futile value, and one
+    that moved no more keeps it."""
+    for moved in (True, False):
+        a = adaptation()
+        for _ in range(FIRST_WINDOW // 20):
+            observe(a, still_k(rng, 20, k=4.0), acc=0.0, move=GRAPH_MOVE)
+        np.testing.assert_array_equal(a.futile_at, [4.0])
+        observe(a, still_k(rng, 20, k=3.0 if moved else 4.0), acc=0.0, move=GRAPH_MOVE)
+        a.finish()
+        np.testing.assert_array_equal(a.futile_at, [] if moved else [4.0])
 
 
 def test_a_window_without_a_move_asks_for_more_iterations(rng):

@@ -607,6 +607,38 @@ def test_bridged_sigma_moves_are_exact(kernel, drop_tol):
     check_against_oracle(idata, oracle(model, y, 3.0), exact_draws=not floor)
 
 
+class FutileExchange(pk.Exchange):
+    """Exchange whose graph moves from ``k = futile`` take a twentieth of the time (as tuning
+    sets them where ``k`` never moved and its moves were all but never accepted), not tuned."""
+
+    def __init__(self, *args, futile, **kwargs):
+        self.futile = futile
+        super().__init__(*args, **kwargs)
+
+    def _new_chain(self):
+        chain = super()._new_chain()
+        chain.adaptation.futile_at = np.array([float(self.futile)])
+        return chain
+
+
+def test_a_graph_share_that_depends_on_k_is_exact():
+    """Graph moves from k = 3 are proposed with probability 0.05 and from every other k with
+    0.5: each graph move's Hastings term carries the ratio of the two, and the chain keeps the
+    posterior (without that term it would over-stay at k = 3, which it leaves ten times less
+    often than it enters)."""
+    X, y = small_problem(8, n=10, G=2)
+    model = knn_model(X, y, 5)
+    with model:
+        step = FutileExchange(
+            futile=3, sampler="enumerate", tune=False, iterations_per_draw=4, k_radius=2
+        )
+    p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
+    assert p.p_futile == pytest.approx(0.05) and p.p_graph == 0.5
+    idata = run(model, step, tune=0, draws=6000)
+    assert (idata.posterior["k"] == 3).mean() > 0.1
+    check_against_oracle(idata, oracle(model, y, 3.0))
+
+
 class ScreenedExchange(pk.Exchange):
     """Exchange with delayed acceptance whose first stage screens by fixed densities ``g``
     (``jump``: the graph coordinate's mixture; ``centre``, ``chol``: beta's normal given it),

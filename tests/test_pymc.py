@@ -287,7 +287,8 @@ def _exact_mode(coupling, y, G, lo=0.01, hi=6.0):
 def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     """When k did not move in a window, the slope of the k move's beta shift comes from the
     modes of beta given k - 1, k, k + 1 (Newton steps on Swendsen-Wang chains), here against
-    the modes by enumeration on 10 points; the slope is on beta's free (interval) scale."""
+    the modes by enumeration on 10 points; the slope is on beta's free (interval) scale,
+    through the modes' values there."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(10, 2))
     y = (X[:, 0] + 0.3 * rng.normal(size=10) > 0).astype(np.int64)
@@ -307,8 +308,13 @@ def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     chain.adaptation.graph_stuck[:] = True
     step._beta_mode = lambda j, b, burn: modes[j - 1]  # the Newton steps are checked above
     step._seed_ridge(chain, x, 2.0, 2)
-    d_free = 4 / (2.0 * (4 - 2.0))  # d logit(beta / 4) / d beta at beta = 2
-    expected = np.polyfit([1, 2, 3], modes, 1)[0] * d_free
+    free = np.log(np.array(modes) / (4 - np.array(modes)))  # beta_interval__ = logit(beta / 4)
+    expected = np.polyfit([1, 2, 3], free, 1)[0]
+    assert chain.adaptation.slope[0, 0] == pytest.approx(expected, rel=1e-4)
+    # a mode past the prior's bound (beta piled at 4: digits) leaves the ridge as it was,
+    # where the straight line through the modes would throw beta onto its bound
+    step._beta_mode = lambda j, b, burn: [3.9, 4.2, 4.5][j - 1]
+    step._seed_ridge(chain, x, 2.0, 2)
     assert chain.adaptation.slope[0, 0] == pytest.approx(expected, rel=1e-4)
 
 

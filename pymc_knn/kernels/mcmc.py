@@ -174,7 +174,9 @@ class Proposal(NamedTuple):
     step: np.ndarray  # (dg,): radius (discrete) or sd (continuous)
     wide_step: np.ndarray  # (dg,): the same for the wide move
     slope: np.ndarray  # (dg, dc): ridge shift of the free coordinates per unit of a graph move
-    p_graph: float  # probability of a graph (or wide) move
+    p_graph: float  # probability of a graph (or wide) move ...
+    futile_at: np.ndarray  # (dg,) or (0,): ... but at these graph coordinates (where their moves
+    p_futile: float  # were futile during tuning) this probability, the Hastings ratio corrected
     p_wide: float  # probability that a graph move is a jump (or wide, before the first fit)
     jump: np.ndarray  # (dg, m, 3): (weight, mean, sd) of the jump density's normal components
     p_beta_jump: float  # probability that a beta move is a beta jump
@@ -554,38 +556,32 @@ def n_moves(k, r, lower, upper):
 
 
 @njit(cache=True)
+def graph_probability(p, x):
+    """Probability of a graph move from ``x``: ``p.p_futile`` where the graph coordinates are
+    at ``p.futile_at``, else ``p.p_graph``."""
+    if p.futile_at.size == 0:
+        return p.p_graph
+    for j in range(p.graph.size):
+        if x[p.graph[j]] != p.futile_at[j]:
+            return p.p_graph
+    return p.p_futile
+
+
+@njit(cache=True)
 def propose(x, x1, p, rng):
-    """Write a proposal into ``x1``; returns ``(move type, log Hastings term)``."""
+    """Write a proposal into ``x1``; returns ``(move type, log Hastings term)``.
+
+    The choice between a beta and a graph move depends on the graph coordinates
+    (:func:`graph_probability`); a graph move's Hastings term carries the ratio of the reverse
+    choice's probability to this one's, so each kind of move keeps detailed balance."""
     x1[:] = x
     dc = p.free.size
     dg = p.graph.size
-    if dg > 0 and (dc == 0 or rng.random() < p.p_graph):
-        j = rng.integers(0, dg) if dg > 1 else 0
-        pos = p.graph[j]
-        kind = GRAPH_MOVE
-        step = p.step[j]
-        if rng.random() < p.p_wide:
-            if p.jump.shape[1] > 0:
-                return _jump(x, x1, p, j, rng)
-            kind = WIDE_MOVE
-            step = p.wide_step[j]
-        log_h = 0.0
-        if p.discrete[j]:
-            k = np.int64(x[pos])
-            r = np.int64(step)
-            count = n_moves(k, r, p.lower[j], p.upper[j])
-            if count == 0:
-                return NULL_MOVE, 0.0
-            k1 = max(p.lower[j], k - r) + rng.integers(0, count)
-            if k1 >= k:
-                k1 += 1
-            delta = float(k1 - k)
-            log_h = np.log(count) - np.log(n_moves(k1, r, p.lower[j], p.upper[j]))
-        else:
-            delta = step * rng.standard_normal()
-        x1[pos] = x[pos] + delta
-        for i in range(dc):
-            x1[p.free[i]] += p.slope[j, i] * delta
+    p0 = graph_probability(p, x)
+    if dg > 0 and (dc == 0 or rng.random() < p0):
+        kind, log_h = _graph_move(x, x1, p, rng)
+        if dc > 0 and kind != NULL_MOVE:
+            log_h += np.log(graph_probability(p, x1)) - np.log(p0)
         return kind, log_h
     if p.beta_chol.shape[0] > 0 and rng.random() < p.p_beta_jump:
         return _beta_jump(x, x1, p, rng)
@@ -598,6 +594,41 @@ def propose(x, x1, p, rng):
             step += p.chol[i, m] * eps[m]
         x1[p.free[i]] += step
     return BETA_MOVE, 0.0
+
+
+@njit(cache=True)
+def _graph_move(x, x1, p, rng):
+    """A move of one graph coordinate (local, wide or jump) into ``x1``, the free coordinates
+    shifted along the ridge; returns ``(move type, log Hastings term)``."""
+    dc = p.free.size
+    dg = p.graph.size
+    j = rng.integers(0, dg) if dg > 1 else 0
+    pos = p.graph[j]
+    kind = GRAPH_MOVE
+    step = p.step[j]
+    if rng.random() < p.p_wide:
+        if p.jump.shape[1] > 0:
+            return _jump(x, x1, p, j, rng)
+        kind = WIDE_MOVE
+        step = p.wide_step[j]
+    log_h = 0.0
+    if p.discrete[j]:
+        k = np.int64(x[pos])
+        r = np.int64(step)
+        count = n_moves(k, r, p.lower[j], p.upper[j])
+        if count == 0:
+            return NULL_MOVE, 0.0
+        k1 = max(p.lower[j], k - r) + rng.integers(0, count)
+        if k1 >= k:
+            k1 += 1
+        delta = float(k1 - k)
+        log_h = np.log(count) - np.log(n_moves(k1, r, p.lower[j], p.upper[j]))
+    else:
+        delta = step * rng.standard_normal()
+    x1[pos] = x[pos] + delta
+    for i in range(dc):
+        x1[p.free[i]] += p.slope[j, i] * delta
+    return kind, log_h
 
 
 @njit(cache=True)

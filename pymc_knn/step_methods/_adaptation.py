@@ -19,7 +19,12 @@ What is tuned, per chain:
 * for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
-  and beta moves take about equal time (half each when nothing is bridged).
+  and beta moves take about equal time (half each when nothing is bridged);
+* whether the graph moves are futile where the chain sits (the graph coordinates sat still
+  through a window in which less than a tenth of a transition was expected: ``k`` a point mass
+  of the posterior, as on digits): from there graph moves then take ``FUTILE_TIME`` of the
+  time, elsewhere the share above, each graph move's Hastings ratio carrying the two
+  probabilities.
 
 When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
 kernel, repeated: its stationary law is the posterior.
@@ -82,6 +87,16 @@ noise would be above it (by half, ``round`` of the fields) is bridged. With nois
 ``s^2`` a move is accepted about ``2 Phi(-s / 2)`` as often as without (0.62 at 1, 0.32 at 4,
 0.05 at 16), and bridging a noise of ``v`` down to ``s^2`` costs about ``v / s^2`` fields, a few
 auxiliary sweeps each: acceptance per unit of cost is best near ``s^2 = 4-6``."""
+FUTILE_TRANSITIONS = 0.1
+"""Expected transitions of the graph coordinates (the sum of the graph moves' acceptance
+probabilities) below which a window in which they never moved marks their moves from there
+futile."""
+FUTILE_TIME = 0.05
+"""Share of the time given to graph moves from where they are futile (not 0: the chain must stay
+able to leave). On digits ``k`` sits at 3 and every move to 2 or 4 is accepted with probability
+below 1e-50, each after an auxiliary draw and 128 bridging fields: the time-balanced share
+spent half the run on them. From any other value of the graph coordinates the share is the
+balanced one, so a chain that stepped away from a point mass is soon offered the way back."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 MAX_BRIDGE = 128
@@ -218,6 +233,7 @@ class Adaptation:
     shape: np.ndarray = field(init=False)
     slope: np.ndarray = field(init=False)
     graph_stuck: np.ndarray = field(init=False)
+    futile_at: np.ndarray = field(init=False)
     jump: np.ndarray = field(init=False)
     beta_centre: np.ndarray = field(init=False)
     beta_chol: np.ndarray = field(init=False)
@@ -230,6 +246,7 @@ class Adaptation:
     _filled: int = 0
     _updates: int = 0
     _last_rows: np.ndarray | None = None
+    _last_transitions: float = 0.0
     _noise: list = field(default_factory=list)
     _noise_scale: float | None = None
     _pooled: list = field(default_factory=list)
@@ -246,6 +263,7 @@ class Adaptation:
         self.shape = np.eye(self.n_free)
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
         self.graph_stuck = np.zeros(self.graph_discrete.size, dtype=bool)
+        self.futile_at = np.empty(0)
         self.jump = np.zeros((self.graph_discrete.size, 0, 3))
         self.beta_centre = np.zeros((self.n_free, 1 + self.graph_discrete.size))
         self.beta_chol = np.zeros((0, 0))
@@ -277,10 +295,19 @@ class Adaptation:
         """Probability of a graph move: 1/2, less when bridging makes graph moves dearer, so
         that both kinds take about equal time (a bridging field costs about two sweeps: its
         field has the edges of both graphs)."""
+        return self._graph_share(0.5)
+
+    @property
+    def p_futile(self) -> float:
+        """Probability of a graph move from ``futile_at``: ``FUTILE_TIME`` of the time."""
+        return self._graph_share(FUTILE_TIME)
+
+    def _graph_share(self, time) -> float:
+        """Probability of a graph move such that graph moves take ``time`` of the time."""
         if not self.graph_discrete.size or not self.n_free:
             return float(self.graph_discrete.size > 0)
         cost = 1.0 + 2.0 * self.fields_per_move / max(self.aux_sweeps, 1)
-        return 1.0 / (1.0 + cost)
+        return time / (time + (1.0 - time) * cost)
 
     def proposal(self, free, graph, lower, upper) -> Proposal:
         """The kernel's proposal at the current tuning state."""
@@ -303,6 +330,8 @@ class Adaptation:
             wide,
             self.slope,
             self.p_graph,
+            self.futile_at,
+            self.p_futile,
             self.p_jump if self.jump.shape[1] else P_WIDE,
             self.jump,
             self.p_beta_jump,
@@ -341,7 +370,8 @@ class Adaptation:
             if graph_moves:
                 self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves - self.fields_per_move)
         moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
-        self._window.append((trace.copy(), moved))
+        expected = float(accept[np.isin(move, (GRAPH_MOVE, WIDE_MOVE, JUMP_MOVE))].sum())
+        self._window.append((trace.copy(), moved, expected))
         self._filled += len(trace)
         if self._filled >= self.window_length:
             self._close_window()
@@ -383,10 +413,12 @@ class Adaptation:
         return max(taus) if taus else math.nan
 
     def _close_window(self) -> None:
-        rows = np.concatenate([b for b, _ in self._window])
-        accepted = sum(a for _, a in self._window)
+        rows = np.concatenate([b for b, _, _ in self._window])
+        accepted = sum(a for _, a, _ in self._window)
+        transitions = sum(e for _, _, e in self._window)
         self.window_mean = rows[:, :2].mean(axis=0)
         self.graph_stuck = np.ptp(rows[:, 2 + self.n_free :], axis=0) == 0
+        self.futile_at = self._futile_at(rows, transitions)
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         self.window_beta_low = float(np.quantile(rows[:, 0], 1 - RELAX_QUANTILE))
         block = rows[:, 2:]
@@ -404,7 +436,7 @@ class Adaptation:
             # iterations, never fewer (Møller from a poor plug-in can sit for a while)
             want = iterations_for(self.tau) if accepted else 2 * self.iterations
             self.iterations = min(want, self.max_iterations)
-        self._last_rows = rows
+        self._last_rows, self._last_transitions = rows, transitions
         self.window_length *= 2
         self._window, self._filled = [], 0
 
@@ -475,7 +507,7 @@ class Adaptation:
     def theta_range(self, quantiles) -> tuple[float, float]:
         """Quantiles of ``theta`` (``k`` or ``sigma``) over the latest closed window and the
         iterations since (``nan`` before any iteration)."""
-        blocks = [b for b, _ in self._window]
+        blocks = [b for b, _, _ in self._window]
         if self._last_rows is not None:
             blocks.insert(0, self._last_rows)
         if not blocks:
@@ -483,18 +515,29 @@ class Adaptation:
         low, high = np.quantile(np.concatenate(blocks)[:, 1], quantiles)
         return float(low), float(high)
 
+    def _futile_at(self, rows, transitions) -> np.ndarray:
+        """Where the graph moves of a block of tuning draws were futile: the graph coordinates
+        never moved and fewer than ``FUTILE_TRANSITIONS`` moves were expected to be accepted
+        (their values), or nowhere (empty)."""
+        graph = rows[:, 2 + self.n_free :]
+        still = graph.shape[1] and np.all(np.ptp(graph, axis=0) == 0)
+        return graph[0].copy() if still and transitions < FUTILE_TRANSITIONS else np.empty(0)
+
     def finish(self) -> None:
-        """End of tuning: the iterations per draw from the latest closed window and the
-        iterations since, pooled (one window's tail autocorrelation is noisy: a single short
-        window chose 7 iterations on Ripley where 12-14 were needed)."""
-        if not self.adapt_iterations:
-            return
-        blocks = [b for b, _ in self._window]
+        """End of tuning: the iterations per draw and whether the graph moves are futile, from
+        the latest closed window and the iterations since, pooled (one window's tail
+        autocorrelation is noisy: a single short window chose 7 iterations on Ripley where
+        12-14 were needed)."""
+        blocks = [b for b, _, _ in self._window]
+        transitions = sum(e for _, _, e in self._window)
         if self._last_rows is not None:
             blocks.insert(0, self._last_rows)
+            transitions += self._last_transitions
         if blocks:
-            tau = self._window_tau(np.concatenate(blocks)[:, 2:])
-            if np.isfinite(tau):
+            rows = np.concatenate(blocks)
+            self.futile_at = self._futile_at(rows, transitions)
+            tau = self._window_tau(rows[:, 2:])
+            if self.adapt_iterations and np.isfinite(tau):
                 self.tau = tau
                 self.iterations = min(iterations_for(tau), self.max_iterations)
         self._window, self._filled, self._updates = [], 0, 0

@@ -794,10 +794,24 @@ class PottsStep(BlockedStep):
         if len(ks) < 2:
             return
         modes = [self._beta_mode(j, beta, chain.aux.sweeps) for j in ks]
-        slope = np.polyfit(ks, modes, 1)[0]
-        d_beta = self._d_beta(x)
-        if np.isfinite(slope) and np.isfinite(d_beta) and d_beta > 0:
-            a.slope[0, 0] = slope / d_beta
+        free = [
+            (rv, tr)
+            for _, sl, role, rv, tr in self._start_vars
+            if role == 0 and sl.start == self._free[0]
+        ]
+        if free:
+            # beta's own value: the modes on its transformed scale, where a mode past the
+            # prior's bound (digits: beta piles at 4 under U(0, 4)) has no value: the ridge is
+            # left as it was, not made a step that throws beta onto its bound
+            values = [_to_value(*free[0], np.asarray(m, dtype=float)) for m in modes]
+            if any(v is None for v in values):
+                return
+            slope = np.polyfit(ks, np.array(values, dtype=float), 1)[0]
+        else:
+            d_beta = self._d_beta(x)
+            slope = np.polyfit(ks, modes, 1)[0] / d_beta if d_beta > 0 else math.nan
+        if np.isfinite(slope):
+            a.slope[0, 0] = slope
 
     def _beta_mode(self, k, beta, burn, newton_steps=3, sweeps=100):
         """The mode of beta given ``k`` under a flat prior, by Newton steps on ``E_k(y) -
@@ -1074,7 +1088,8 @@ _PARAMETERS = """
 _NOTES = """
     Notes
     -----
-    Moves (see docs/inference.md): with probability 1/2 the continuous parameters move by a
+    Moves (see docs/inference.md): with probability 1/2 (more where ``k`` moves cost more, or
+    are futile from the current ``k``) the continuous parameters move by a
     Gaussian random walk whose covariance is learned during tuning (adaptive Metropolis, with
     ``k`` fixed), otherwise ``k`` moves uniformly within the radius, cut to ``1..k_max`` with its
     Hastings term, and the continuous parameters follow the posterior's ridge (their regression
