@@ -115,6 +115,21 @@ def test_steps_follow_their_own_acceptance(rng):
     assert (a.steps > steps0).all() and a.steps[0] == round(a.steps[0])
 
 
+def test_rare_graph_moves_adapt_at_the_pace_of_their_own_count(rng):
+    """Bridged graph moves can be rare (a tenth of the iterations on 2,000 points): after 200
+    draws of beta moves alone, 40 draws of refused graph moves bring a radius of 16 down to 1
+    (a gain shared with the beta moves' count would leave it at 10: blobs10's chains kept
+    proposing k four to seven away from a posterior on {3, 4} through all of tuning)."""
+    a = adaptation()
+    a.log_step[:] = math.log(16.0)
+    for _ in range(200):
+        observe(a, rows(rng.normal(size=(2, 2)), rng), acc=0.3, move=BETA_MOVE)
+    assert a.steps[0] == 16
+    for _ in range(40):
+        observe(a, rows(rng.normal(size=(2, 2)), rng), acc=0.0, move=GRAPH_MOVE)
+    assert a.steps[0] == 1
+
+
 def test_the_radius_stays_within_its_bounds(rng):
     a = adaptation()
     for _ in range(500):
@@ -377,3 +392,18 @@ def test_a_window_fits_the_beta_jump_to_beta_given_the_graph(rng):
     det = 2 * math.pi  # the kernel's density drops the normal's constant
     total = integrate.dblquad(lambda x1, x0: h(x0, x1) / det, -30, 30, -30, 30)[0]
     assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_beta_jump_fitted_where_k_never_moved_follows_the_ridge(rng):
+    """Draws all at one k say nothing of beta at another: the centre there follows the ridge,
+    not a least-squares split of beta's mean between the intercept and k (which put the centre
+    at k = 3 at 13/17 of beta's mean at 4: delayed acceptance, whose first stage uses this
+    density, would screen out nearly every move away from the k a chain sat at)."""
+    a = adaptation()
+    a.slope[:] = -0.12
+    n = FIRST_WINDOW
+    u = 2.3 + 0.05 * rng.normal(size=n)
+    assert observe(a, rows(np.column_stack([u, np.full(n, 4.0)]), rng), acc=0.3)
+    for k in (3.0, 4.0, 5.0):
+        centre = a.beta_centre[0, 0] + a.beta_centre[0, 1] * k
+        assert centre == pytest.approx(u.mean() - 0.12 * (k - 4.0))

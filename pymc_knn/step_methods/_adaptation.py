@@ -244,7 +244,7 @@ class Adaptation:
     window_beta_low: float = 0.0
     _window: list = field(default_factory=list)
     _filled: int = 0
-    _updates: int = 0
+    _updates: dict = field(default_factory=lambda: {BETA_MOVE: 0, GRAPH_MOVE: 0})
     _last_rows: np.ndarray | None = None
     _last_transitions: float = 0.0
     _noise: list = field(default_factory=list)
@@ -352,11 +352,12 @@ class Adaptation:
         ``bridge_sweeps``: the draw's sweeps through bridging fields. Returns whether an
         adaptation window closed.
         """
-        gain = (self._updates + 1.0) ** -0.6
-        self._updates += 1
         for kind in (BETA_MOVE, GRAPH_MOVE):
             mask = move == kind
             if mask.any():
+                # each kind's own count: graph moves made rare by bridging still adapt
+                gain = (self._updates[kind] + 1.0) ** -0.6
+                self._updates[kind] += 1
                 target = self.target_accept * float(cap[mask].mean())
                 step = gain * (float(accept[mask].mean()) - target)
                 if kind == BETA_MOVE:
@@ -465,20 +466,26 @@ class Adaptation:
         """The beta jump's density, from the tuning draws (every closed window's but the
         first's, where the chain may still be on its way): the least-squares regression of
         beta's coordinates on the graph coordinates, and ``BETA_JUMP_SCALE`` times the Cholesky
-        factor of its residuals' covariance."""
+        factor of its residuals' covariance. A graph coordinate that never moved in them says
+        nothing of how beta changes with it: there the centre follows the ridge (``slope``)."""
         dc, dg = self.n_free, self.graph_discrete.size
         if dc == 0 or len(block) < 2 * (dc + dg) + 2:
             return
-        design = np.column_stack([np.ones(len(block)), block[:, dc:]])
+        graph = block[:, dc:]
+        mean = graph.mean(axis=0)
+        varies = np.ptp(graph, axis=0) > 0
+        design = np.column_stack([np.ones(len(block)), (graph - mean)[:, varies]])
         coef, *_ = np.linalg.lstsq(design, block[:, :dc], rcond=None)
         resid = block[:, :dc] - design @ coef
-        cov = resid.T @ resid / (len(block) - 1 - dg)
+        cov = resid.T @ resid / (len(block) - 1 - int(varies.sum()))
+        slopes = self.slope.T.copy()
+        slopes[:, varies] = coef[1:].T
         try:
             chol = np.linalg.cholesky(np.atleast_2d(cov))
         except np.linalg.LinAlgError:
             return
         if np.all(np.isfinite(chol)) and np.all(np.diag(chol) > 0):
-            self.beta_centre = coef.T.copy()
+            self.beta_centre = np.column_stack([coef[0] - slopes @ mean, slopes])
             self.beta_chol = BETA_JUMP_SCALE * chol
 
     def _fit_jumps(self, graph) -> None:
@@ -540,4 +547,5 @@ class Adaptation:
             if self.adapt_iterations and np.isfinite(tau):
                 self.tau = tau
                 self.iterations = min(iterations_for(tau), self.max_iterations)
-        self._window, self._filled, self._updates = [], 0, 0
+        self._window, self._filled = [], 0
+        self._updates = {BETA_MOVE: 0, GRAPH_MOVE: 0}
