@@ -244,7 +244,7 @@ class Adaptation:
     window_beta_low: float = 0.0
     _window: list = field(default_factory=list)
     _filled: int = 0
-    _updates: dict = field(default_factory=lambda: {BETA_MOVE: 0, GRAPH_MOVE: 0})
+    _updates: dict = field(default_factory=lambda: dict.fromkeys((BETA_MOVE, GRAPH_MOVE), 0))
     _last_rows: np.ndarray | None = None
     _last_transitions: float = 0.0
     _noise: list = field(default_factory=list)
@@ -548,4 +548,4 @@ class Adaptation:
                 self.tau = tau
                 self.iterations = min(iterations_for(tau), self.max_iterations)
         self._window, self._filled = [], 0
-        self._updates = {BETA_MOVE: 0, GRAPH_MOVE: 0}
+        self._updates = dict.fromkeys(self._updates, 0)
