@@ -266,6 +266,35 @@ def test_the_end_of_tuning_judges_futility_on_the_pooled_draws(rng):
         np.testing.assert_array_equal(a.futile_at, [] if moved else [4.0])
 
 
+def test_the_end_of_tuning_reads_the_mixing_after_a_stuck_window(rng):
+    """A last window in which k sat still, and a chain that moved k in the iterations since
+    (blobs10: the stuck window's close seeded the ridge): the iterations come from the
+    iterations since, not from a pooled series that reads as one slow step (211 iterations a
+    draw on blobs10). Too few iterations since, or none of them moving k: pooled as before."""
+
+    def since(n):  # k flips between 3 and 4 with probability 0.1 an iteration
+        k = 3.0 + np.cumsum(rng.random(n) < 0.1) % 2
+        return rows(np.column_stack([rng.normal(size=n), k]), rng)
+
+    def finished(tail):
+        a = adaptation()
+        for _ in range(3 * FIRST_WINDOW // 50):  # closes windows of 200 and 400
+            observe(a, since(50), acc=0.3, move=GRAPH_MOVE)
+        for _ in range(4 * FIRST_WINDOW // 50):  # the third window (800) closes stuck at 4
+            observe(a, still_k(rng, 50, k=4.0), acc=0.0, move=GRAPH_MOVE)
+        assert a.graph_stuck.tolist() == [True]
+        observe(a, tail, acc=0.3, move=GRAPH_MOVE)
+        a.finish()
+        return a.iterations
+
+    moving = since(5 * FIRST_WINDOW)
+    alone = iterations_for(Adaptation._window_tau(moving[:, 2:]))
+    assert 1 < alone < 4  # a flip every 10 iterations: tau about 19
+    assert finished(moving) == pytest.approx(alone)
+    short = since(FIRST_WINDOW // 2)
+    assert finished(short) > 3 * iterations_for(Adaptation._window_tau(short[:, 2:]))
+
+
 def test_a_window_without_a_move_asks_for_more_iterations(rng):
     a = adaptation(graph=())
     a.iterations = 8

@@ -286,9 +286,9 @@ def _exact_mode(coupling, y, G, lo=0.01, hi=6.0):
 
 def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     """When k did not move in a window, the slope of the k move's beta shift comes from the
-    modes of beta given k - 1, k, k + 1 (Newton steps on Swendsen-Wang chains), here against
-    the modes by enumeration on 10 points; the slope is on beta's free (interval) scale,
-    through the modes' values there."""
+    modes of beta given k - 1, k, k + 1 (bracketed Newton steps on Swendsen-Wang chains), here
+    against the modes by enumeration on 10 points; the slope is on beta's free (interval)
+    scale: the flatter side's secant first, the steeper one's after a window stuck again."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(10, 2))
     y = (X[:, 0] + 0.3 * rng.normal(size=10) > 0).astype(np.int64)
@@ -299,23 +299,40 @@ def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
         step = pk.Exchange()
     step.set_rng(np.random.default_rng(0))
     modes = [_exact_mode(step.term.graph.coupling(j), y, 2) for j in (1, 2, 3)]
-    assert step._beta_mode(2, 1.0, burn=20, sweeps=20000) == pytest.approx(modes[1], abs=0.05)
+    # from either side, far off: the bracket keeps the steps from overshooting
+    for start in (0.2, 1.0, 3.9):
+        assert step._beta_mode(2, start, burn=20, sweeps=20000) == pytest.approx(
+            modes[1], abs=0.05
+        )
     chain = step.chain
     x = step.layout.to_x({"beta_interval__": np.array(0.0), "k": np.array(2)})  # beta = 2
     chain.adaptation.graph_stuck[:] = False
     step._seed_ridge(chain, x, 2.0, 2)
     assert chain.adaptation.slope[0, 0] == 0.0  # k moved: the regression's slope is kept
     chain.adaptation.graph_stuck[:] = True
-    step._beta_mode = lambda j, b, burn: modes[j - 1]  # the Newton steps are checked above
+    # a bent curve of modes: 1.6, 1.0, 0.9 (the checks above cover the Newton steps)
+    bent = [1.6, 1.0, 0.9]
+    step._beta_mode = lambda j, b, burn: bent[j - 1]
+    free = np.log(np.array(bent) / (4 - np.array(bent)))  # beta_interval__ = logit(beta / 4)
+    flat, steep = free[2] - free[1], free[1] - free[0]
+    assert abs(flat) < abs(steep)
     step._seed_ridge(chain, x, 2.0, 2)
-    free = np.log(np.array(modes) / (4 - np.array(modes)))  # beta_interval__ = logit(beta / 4)
-    expected = np.polyfit([1, 2, 3], free, 1)[0]
-    assert chain.adaptation.slope[0, 0] == pytest.approx(expected, rel=1e-4)
+    assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
+    step._seed_ridge(chain, x, 2.0, 2)  # stuck again: the other side
+    assert chain.adaptation.slope[0, 0] == pytest.approx(steep, rel=1e-9)
+    step._seed_ridge(chain, x, 2.0, 2)
+    assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
+    chain.adaptation.graph_stuck[:] = False
+    step._seed_ridge(chain, x, 2.0, 2)  # k moved: the next stuck window starts flat again
+    chain.adaptation.graph_stuck[:] = True
+    chain.adaptation.slope[0, 0] = 0.0
+    step._seed_ridge(chain, x, 2.0, 2)
+    assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
     # a mode past the prior's bound (beta piled at 4: digits) leaves the ridge as it was,
-    # where the straight line through the modes would throw beta onto its bound
+    # where a slope through the modes would throw beta onto its bound
     step._beta_mode = lambda j, b, burn: [3.9, 4.2, 4.5][j - 1]
     step._seed_ridge(chain, x, 2.0, 2)
-    assert chain.adaptation.slope[0, 0] == pytest.approx(expected, rel=1e-4)
+    assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
 
 
 def test_the_graph_stops_at_the_prior_of_k():

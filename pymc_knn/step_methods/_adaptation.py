@@ -530,14 +530,29 @@ class Adaptation:
         still = graph.shape[1] and np.all(np.ptp(graph, axis=0) == 0)
         return graph[0].copy() if still and transitions < FUTILE_TRANSITIONS else np.empty(0)
 
+    def _stale_last_window(self, since) -> bool:
+        """Whether the latest closed window says nothing of the final kernel's mixing: its
+        graph coordinates never moved, and at least ``FIRST_WINDOW`` iterations since moved
+        them. The close of a stuck window changes the graph moves (the ridge is seeded from the
+        modes, the radius shrinks, the futile share may apply): pooled with the moving stretch
+        after it, the stuck one reads as a single slow step. On blobs10 a chain stuck 800
+        iterations at ``k = 4`` under a ridge fitted on one transient crossing, then moving
+        between 3 and 4 seven times in the 1,038 since, chose 211 iterations a draw from the
+        pooled series."""
+        if not since or not np.all(self.graph_stuck):
+            return False
+        rows = np.concatenate(since)[:, 2 + self.n_free :]
+        return len(rows) >= FIRST_WINDOW and bool(np.any(np.ptp(rows, axis=0) > 0))
+
     def finish(self) -> None:
         """End of tuning: the iterations per draw and whether the graph moves are futile, from
         the latest closed window and the iterations since, pooled (one window's tail
         autocorrelation is noisy: a single short window chose 7 iterations on Ripley where
-        12-14 were needed)."""
+        12-14 were needed), or from the iterations since alone when that window is stale
+        (:meth:`_stale_last_window`)."""
         blocks = [b for b, _, _ in self._window]
         transitions = sum(e for _, _, e in self._window)
-        if self._last_rows is not None:
+        if self._last_rows is not None and not self._stale_last_window(blocks):
             blocks.insert(0, self._last_rows)
             transitions += self._last_transitions
         if blocks:
