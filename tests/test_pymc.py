@@ -301,9 +301,7 @@ def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     modes = [_exact_mode(step.term.graph.coupling(j), y, 2) for j in (1, 2, 3)]
     # from either side, far off: the bracket keeps the steps from overshooting
     for start in (0.2, 1.0, 3.9):
-        assert step._beta_mode(2, start, burn=20, sweeps=20000) == pytest.approx(
-            modes[1], abs=0.05
-        )
+        assert step._beta_mode(2, start, burn=20, sweeps=20000) == pytest.approx(modes[1], abs=0.05)
     chain = step.chain
     x = step.layout.to_x({"beta_interval__": np.array(0.0), "k": np.array(2)})  # beta = 2
     chain.adaptation.graph_stuck[:] = False
