@@ -289,7 +289,7 @@ def test_the_end_of_tuning_reads_the_mixing_after_a_stuck_window(rng):
 
     moving = since(5 * FIRST_WINDOW)
     alone = iterations_for(Adaptation._window_tau(moving[:, 2:]))
-    assert 1 < alone < 4  # a flip every 10 iterations: tau about 19
+    assert 1 < alone < 4  # a flip every 10 iterations: tau about 9
     assert finished(moving) == pytest.approx(alone)
     short = since(FIRST_WINDOW // 2)
     assert finished(short) > 3 * iterations_for(Adaptation._window_tau(short[:, 2:]))
