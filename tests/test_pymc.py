@@ -314,8 +314,10 @@ def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     free = np.log(np.array(bent) / (4 - np.array(bent)))  # beta_interval__ = logit(beta / 4)
     flat, steep = free[2] - free[1], free[1] - free[0]
     assert abs(flat) < abs(steep)
+    chain.adaptation.futile_at = np.array([2.0])  # judged on the old ridge's moves
     step._seed_ridge(chain, x, 2.0, 2)
     assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
+    assert chain.adaptation.futile_at.size == 0  # the new ridge's moves get their full share
     step._seed_ridge(chain, x, 2.0, 2)  # stuck again: the other side
     assert chain.adaptation.slope[0, 0] == pytest.approx(steep, rel=1e-9)
     step._seed_ridge(chain, x, 2.0, 2)
@@ -329,8 +331,10 @@ def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     # a mode past the prior's bound (beta piled at 4: digits) leaves the ridge as it was,
     # where a slope through the modes would throw beta onto its bound
     step._beta_mode = lambda j, b, burn: [3.9, 4.2, 4.5][j - 1]
+    chain.adaptation.futile_at = np.array([2.0])
     step._seed_ridge(chain, x, 2.0, 2)
     assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
+    assert chain.adaptation.futile_at.tolist() == [2.0]  # same moves: the judgement stands
 
 
 def test_the_graph_stops_at_the_prior_of_k():
