@@ -19,6 +19,12 @@ draw. ``--table`` prints the Markdown table of a results file.
     python benchmarks/bench_defaults.py --data breast_cancer digits blobs10 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data gauss3000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
+    python benchmarks/bench_defaults.py --bar benchmarks/results/defaults_2026-11-28c.jsonl benchmarks/results/defaults_2026-11-28d.jsonl
+
+``--bar`` reads one or more results files and prints issue 12's verdict per data set and model:
+each seed's wall, smallest ESS (bulk and tail), largest R-hat and the machine's probe, and
+whether the row passes (R-hat <= 1.01, ESS >= 400, wall within 30 s for kNN and 90 s for d-nn)
+at two seeds of three or more; the latest row of each seed counts.
 """
 
 from __future__ import annotations
@@ -212,6 +218,51 @@ def table(path):
         )
 
 
+WALL_BAR = {"symmetrised": 30.0, "equal": 30.0, "gaussian": 90.0, "exponential": 90.0, "ball": 90.0}
+
+
+def _worst(r):
+    """(largest R-hat, smallest ESS bulk, smallest ESS tail) of a row's moving parameters."""
+    params = [v for v in r["mean"] if v not in r.get("constant", [])]
+    return (
+        max((r[v]["r_hat"] for v in params), default=np.nan),
+        min((r[v]["ess_bulk"] for v in params), default=np.nan),
+        min((r[v]["ess_tail"] for v in params), default=np.nan),
+    )
+
+
+def bar(paths):
+    """Issue 12's verdict per data set and model over the seeds of ``paths`` (latest row of
+    each seed wins): converged (``ok``) and within the wall bar at two seeds or more."""
+    rows = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                rows[(r["data"], r["model"], r["method"], r["seed"])] = r
+    groups = {}
+    for (data, model, method, seed), r in rows.items():
+        groups.setdefault((data, model, method), {})[seed] = r
+    print("| data (n, p, G) | model | seed: wall s (probe ms), R-hat, ESS bulk / tail | met |")
+    print("|---|---|---|---|")
+    for (data, model, method), by_seed in groups.items():
+        cells, passed = [], 0
+        for seed in sorted(by_seed):
+            r = by_seed[seed]
+            rhat, bulk, tail = _worst(r)
+            ok = r["ok"] and r["wall"] <= WALL_BAR.get(model, np.inf)
+            passed += ok
+            mark = "" if ok else (" **no**" if not r["ok"] else " **slow**")
+            cells.append(
+                f"{seed}: {r['wall']:.0f} ({r.get('probe_ms', 0):.1f}), {rhat:.3f}, "
+                f"{bulk:.0f} / {tail:.0f}{mark}"
+            )
+        r = next(iter(by_seed.values()))
+        name = model if method == "exchange" else f"{model}, {method}"
+        met = "yes" if passed >= 2 else "**no**" if len(by_seed) >= 2 else "-"
+        print(f"| {data} ({r['n']}, {r['p']}, {r['G']}) | {name} | {'; '.join(cells)} | {met} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=list(SHIPPED))
@@ -223,9 +274,13 @@ def main():
     parser.add_argument("--out", default="benchmarks/results/defaults.jsonl")
     parser.add_argument("--exchange", type=json.loads, default=None, metavar="JSON")
     parser.add_argument("--table", metavar="JSONL")
+    parser.add_argument("--bar", nargs="+", metavar="JSONL")
     args = parser.parse_args()
     if args.table:
         table(args.table)
+        return
+    if args.bar:
+        bar(args.bar)
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,13 +2,15 @@
 
 Ripley's training set (250 points, standardised), ``beta ~ U(0, 4)``, ``k ~ U{1..125}`` (or
 ``--model gaussian|exponential|ball``: ``sigma ~ U(0, 100)``), the default step (``pk.Exchange``:
-Swendsen-Wang, 10 sweeps from the observed labels). The chain is
+Swendsen-Wang from the observed labels, its sweeps tuned). The chain is
 first run to the posterior (one ``pm.sample`` tuning); then, best of ``--repeat``:
 
 * ``iteration``: ``run_iterations`` for ``--iterations`` iterations (proposal, couplings at a
   proposed k, the auxiliary draw, energies, the ratio and the accept), per iteration;
 * ``aux draw``: the auxiliary draw alone (``auxiliary_draw`` in a numba loop at the chain's
   ``(beta, k)``), per draw;
+* the iteration again with beta moves only, graph moves only (bridged as tuned, and not), and
+  the default mix without bridging: what each kind of move costs beyond its auxiliary draw;
 * ``pm.sample``: PyMC's sampling time of a whole run (1000 tuning draws and 1000 draws, one
   chain) over the iterations it ran: PyMC's per-draw machinery and the tuning included.
 
@@ -101,14 +103,14 @@ def main():
     rng = np.random.default_rng(0)
     empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0)
 
-    def iterate():
+    def iterate(p=proposal):
         mcmc.run_iterations(
             step.tractable.kernel_fn,
             x.copy(),
             np.array([lp, b, theta]),
             step.field,
             step.aux,
-            proposal,
+            p,
             chain.z,
             chain.plug_in,
             args.iterations,
@@ -126,6 +128,18 @@ def main():
     iterate(), aux_draws()
     t_it = best(iterate, args.repeat) / args.iterations
     t_aux = best(aux_draws, args.repeat) / args.iterations
+    # the same iterations with one kind of move, and with the graph moves' bridging off
+    unbridged = {"bridge": 0, "bridge_unit": 0.0}
+    kinds = {
+        "beta moves only": proposal._replace(p_graph=0.0),
+        "graph moves only": proposal._replace(p_graph=1.0),
+        "graph moves only, unbridged": proposal._replace(p_graph=1.0, **unbridged),
+        "the default mix, unbridged": proposal._replace(**unbridged),
+    }
+    t_kinds = {
+        name: best(lambda p=p: iterate(p), args.repeat) / args.iterations
+        for name, p in kinds.items()
+    }
     with model:
         run = pm.sample(
             draws=1000,
@@ -145,8 +159,10 @@ def main():
         f"{args.method}, beta = {b:.3f}, theta = {theta:.4g}, {its} iterations per draw, scaling "
         f"{chain.adaptation.scale:.3f}, graph step {chain.adaptation.steps}"
     )
-    print(f"auxiliary draw (10 SW sweeps): {t_aux * 1e6:7.1f} us")
+    print(f"auxiliary draw ({step.aux.sweeps} SW sweeps): {t_aux * 1e6:7.1f} us")
     print(f"iteration:                     {t_it * 1e6:7.1f} us   ratio {t_it / t_aux:.2f}")
+    for name, t in t_kinds.items():
+        print(f"  {name + ':':28s} {t * 1e6:7.1f} us   ratio {t / t_aux:.2f}")
     print(
         f"pm.sample, per iteration:      {t_per_iteration * 1e6:7.1f} us   ratio "
         f"{t_per_iteration / t_aux:.2f} (tuning and draws, {total} iterations)"
