@@ -330,11 +330,13 @@ def test_a_stuck_k_takes_its_ridge_from_the_modes_of_beta():
     assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
     # a mode past the prior's bound (beta piled at 4: digits) leaves the ridge as it was,
     # where a slope through the modes would throw beta onto its bound
-    step._beta_mode = lambda j, b, burn: [3.9, 4.2, 4.5][j - 1]
+    searched = []
+    step._beta_mode = lambda j, b, burn: searched.append(j) or [3.9, 4.2, 4.5][j - 1]
     chain.adaptation.futile_at = np.array([2.0])
     step._seed_ridge(chain, x, 2.0, 2)
     assert chain.adaptation.slope[0, 0] == pytest.approx(flat, rel=1e-9)
     assert chain.adaptation.futile_at.tolist() == [2.0]  # same moves: the judgement stands
+    assert searched == [1, 2]  # no search for k = 3 once k = 2's mode lies past the bound
 
 
 def test_the_graph_stops_at_the_prior_of_k():

@@ -806,19 +806,23 @@ class PottsStep(BlockedStep):
         ks = [j for j in (k - 1, k, k + 1) if self._lower[0] <= j <= self._upper[0]]
         if len(ks) < 2:
             return
-        modes = [self._beta_mode(j, beta, chain.aux.sweeps) for j in ks]
         free = [
             (rv, tr)
             for _, sl, role, rv, tr in self._start_vars
             if role == 0 and sl.start == self._free[0]
         ]
+        modes, values = [], []
+        for j in ks:
+            modes.append(self._beta_mode(j, beta, chain.aux.sweeps))
+            if free:
+                # beta's own value: the modes on its transformed scale, where a mode past the
+                # prior's bound (digits: beta piles at 4 under U(0, 4)) has no value: the ridge
+                # is left as it was, not made a step that throws beta onto its bound (and the
+                # other modes are not searched for)
+                values.append(_to_value(*free[0], np.asarray(modes[-1], dtype=float)))
+                if values[-1] is None:
+                    return
         if free:
-            # beta's own value: the modes on its transformed scale, where a mode past the
-            # prior's bound (digits: beta piles at 4 under U(0, 4)) has no value: the ridge is
-            # left as it was, not made a step that throws beta onto its bound
-            values = [_to_value(*free[0], np.asarray(m, dtype=float)) for m in modes]
-            if any(v is None for v in values):
-                return
             secants = np.diff(np.array(values, dtype=float))
         else:
             d_beta = self._d_beta(x)
