@@ -311,7 +311,13 @@ def _noted(f, theta, bound):
 def _energy(f, c, z):
     if f.kind == DNN:
         return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9], f.parallel)
-    a = f.class_weights
+    return _edges_energy(c, z, f.class_weights)
+
+
+@njit(cache=True)
+def _edges_energy(c, z, a):
+    """``E(z)`` on a coupling's edge list: a count of equal pairs when its edges share one
+    weight and its classes one weight (no weight read), else the weighted sum."""
     if c[3] > 0.0 and a.min() == a.max():
         return c[3] * a[0] * equal_pairs(c[0], c[1], z)
     return energy(c[0], c[1], c[2], z, a)
@@ -462,14 +468,9 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng):
         dst[e0:] = dst1
     total = 0.0
     for s in range(n_bridge + 1):
-        if fast:  # energies as counts of equal pairs, without reading the weights
-            a = class_weights[0]
-            e_0 = u0 * a * equal_pairs(src0, dst0, z)
-            e_1 = u1 * a * equal_pairs(src1, dst1, z)
-        else:
-            e_0 = energy(src0, dst0, w0, z, class_weights)
-            e_1 = energy(src1, dst1, w1, z, class_weights)
-        total += beta0 * e_0 - beta1 * e_1
+        total += beta0 * _edges_energy(c0, z, class_weights) - beta1 * _edges_energy(
+            c1, z, class_weights
+        )
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
