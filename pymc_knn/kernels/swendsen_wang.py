@@ -46,11 +46,11 @@ def _bond_uniform(
     each candidate is thinned and recorded in ``bonds``. Returns the number recorded."""
     E = src.size
     pmax = -np.expm1(-beta * class_weights.max() * weight)
-    log_q = np.log1p(-pmax) if pmax < 1.0 else -np.inf
+    rate = -np.log1p(-pmax) if pmax < 1.0 else np.inf  # of the gaps' exponential law
     n_bonds = 0
     e = -1
     while pmax > 0.0:
-        gap = np.log(1.0 - rng.random()) / log_q
+        gap = rng.standard_exponential() / rate
         if gap >= E:
             break
         e += 1 + int(gap)
@@ -244,7 +244,7 @@ def _floor_events(rate_of, floor, z, parent, size, equal_classes, n_bonds, bond_
     other point. A pair bonds once however many events it gets; the bonds are recorded (grown as
     needed) for unequal class weights. Returns ``(n_bonds, bond_src, bond_w)``."""
     n = z.size
-    left = -np.log(1.0 - rng.random())
+    left = rng.standard_exponential()
     for i in range(n):
         span = rate_of[i] * floor[i] * (n - 1)
         if not span > 0.0:
@@ -269,7 +269,7 @@ def _floor_events(rate_of, floor, z, parent, size, equal_classes, n_bonds, bond_
                         bond_src[n_bonds] = i
                         bond_w[n_bonds] = -1.0 - j  # marks the pair until the row is done
                         n_bonds += 1
-            left -= np.log(1.0 - rng.random())
+            left += rng.standard_exponential()
         left -= span
         for b in range(first, n_bonds):
             bond_w[b] = floor[i]
@@ -318,7 +318,7 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
             parent[i] = i
             size[i] = 1
         n_bonds = 0
-        left = -np.log(1.0 - rng.random())  # of the unit-rate process, to its next event
+        left = rng.standard_exponential()  # of the unit-rate process, to its next event
         for i in range(n):
             g = z[i]
             rate = beta * class_weights[g]
@@ -344,7 +344,7 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
                         bond_src[n_bonds] = i
                         bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
                         n_bonds += 1
-                target = c_row[t] - np.log(1.0 - rng.random()) / rate
+                target = c_row[t] + rng.standard_exponential() / rate
                 t += 1
             left = (target - c_row[end - 1]) * rate
         # the floor's events after every row's: growing the bond arrays in the loop above
