@@ -20,6 +20,7 @@ from scipy import stats
 
 import pymc_knn as pk
 from pymc_knn.distributions import potts_node
+from pymc_knn.kernels import mcmc
 from pymc_knn.testing import exact_posterior
 
 from conftest import small_problem
@@ -426,8 +427,9 @@ class JumpExchange(pk.Exchange):
     re-centred on the chain's current value before each draw: the density then depends on the
     state while the Hastings term assumes it does not, so the move is no longer reversible."""
 
-    def __init__(self, *args, jump, slope=0.0, chasing=False, **kwargs):
+    def __init__(self, *args, jump, slope=0.0, chasing=False, bridge_unit=0.0, **kwargs):
         self.jump, self.slope, self.chasing = np.asarray(jump, float), slope, chasing
+        self.bridge_unit = bridge_unit
         super().__init__(*args, **kwargs)
 
     def _new_chain(self):
@@ -435,6 +437,8 @@ class JumpExchange(pk.Exchange):
         a = chain.adaptation
         a.jump, a.p_jump = self.jump[None].copy(), 1.0
         a.slope[:] = self.slope
+        if self.bridge_unit:  # fields + 1 per unit of a graph move's size, not tuned
+            a.adapt_bridge, a.bridge_unit = True, self.bridge_unit
         return chain
 
     def step(self, point):
@@ -457,6 +461,28 @@ def test_jump_moves_are_exact_for_k():
             sampler="enumerate", jump=KNN_JUMP, slope=0.2, tune=False, iterations_per_draw=3
         )
     idata = run(model, step, tune=0, draws=8000)
+    check_against_oracle(idata, oracle(model, y, 3.0))
+
+
+def test_bridged_jump_moves_are_exact_for_k():
+    """The same jumps with a bridging tuned to ``round(1.5 |d|) - 1`` fields for a graph move
+    of size ``d``: a bridged jump goes through ``JUMP_BRIDGE`` times the stages (2 + 1 fields
+    become 11 for ``|d| = 2``), a function of ``|d|`` alone, so its reverse uses the same."""
+    X, y = small_problem(8, n=10, G=2)
+    model = knn_model(X, y, 5)
+    with model:
+        step = JumpExchange(
+            sampler="enumerate",
+            jump=KNN_JUMP,
+            slope=0.2,
+            bridge_unit=1.5,
+            tune=False,
+            iterations_per_draw=3,
+        )
+    idata = run(model, step, tune=0, draws=8000)
+    bridged = idata.sample_stats["bridge_sweeps"].values
+    # a jump of one is bridged through 4 * 2 - 1 = 7 fields, never through 1 (a graph move's)
+    assert bridged.sum() > 20000 and np.all(bridged[bridged > 0] >= mcmc.JUMP_BRIDGE * 2 - 1)
     check_against_oracle(idata, oracle(model, y, 3.0))
 
 
