@@ -99,10 +99,11 @@ SCREEN_NONE, SCREEN_MOST, SCREEN_ALL = 0, 1, 2
 bridged, every move."""
 JUMP_BRIDGE = 4
 """A jump move that the tuned bridging (``bridge_unit``) bridges at all goes through this many
-times the stages (fields + 1) of a graph move of its size, so its ratio's noise variance is about a quarter of the target: jumps
-cross between the modes of ``k`` or ``sigma``, the chain's slowest motion, and are a small share
-of the moves (glass's ball kernel, whose ``sigma`` has a spike and a plateau: tail ESS 1,178-2,247
-against 652-1,507, docs/inference.md, "Bridged jumps")."""
+times the stages (fields + 1) of a graph move of its size, so its ratio's noise variance is
+about a quarter of the target: jumps cross between the modes of ``k`` or ``sigma``, the chain's
+slowest motion, and are a small share of the moves (glass's ball kernel, whose ``sigma`` has a
+spike and a plateau: tail ESS 1,178-2,248 against 652-1,507; docs/inference.md, "Bridged
+jumps")."""
 BETA_JUMP_WIDE = 3.0
 """Scale of the beta jump density's broad component, in units of its main one."""
 BETA_JUMP_DEFENSIVE = 0.1
