@@ -17,6 +17,7 @@ draw. ``--table`` prints the Markdown table of a results file.
 
     python benchmarks/bench_defaults.py --data ripley pima glass iris wine crabs --seeds 1 2 3
     python benchmarks/bench_defaults.py --data breast_cancer digits blobs10 --seeds 1 2 3
+    python benchmarks/bench_defaults.py --data moons circles shells3 class20 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data gauss3000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
     python benchmarks/bench_defaults.py --bar benchmarks/results/defaults_2026-11-28c.jsonl benchmarks/results/defaults_2026-11-28d.jsonl
@@ -40,6 +41,17 @@ import numpy as np
 KNN = ("symmetrised", "equal")
 DNN = ("gaussian", "exponential", "ball")
 SHIPPED = ("ripley", "pima", "glass", "iris", "wine", "crabs")
+MADE = {
+    # scikit-learn's generators, none of them shipped or tuned to: two curved classes, two
+    # nested rings, three nested shells in 3-d, and 3 classes among 20 covariates of which 5 matter
+    "moons": ("make_moons", {"n_samples": 600, "noise": 0.3}),
+    "circles": ("make_circles", {"n_samples": 500, "noise": 0.15, "factor": 0.5}),
+    "shells3": ("make_gaussian_quantiles", {"n_samples": 600, "n_features": 3, "n_classes": 3}),
+    "class20": (
+        "make_classification",
+        {"n_samples": 1000, "n_features": 20, "n_informative": 5, "n_classes": 3},
+    ),
+}
 
 
 def load(name):
@@ -66,6 +78,11 @@ def load(name):
             class_sep=1.0,
             random_state=0,
         )
+    elif name in MADE:
+        from sklearn import datasets
+
+        maker, kwargs = MADE[name]
+        X, y = getattr(datasets, maker)(random_state=0, **kwargs)
     elif name.startswith("gauss") and name[5:].isdigit():  # bench_scale's 2-d classes, n points
         from bench_scale import data
 

@@ -17,6 +17,7 @@ from pymc_knn.kernels.mcmc import (
 )
 from pymc_knn.step_methods import TARGET_TAU, integrated_time, iterations_for
 from pymc_knn.step_methods._adaptation import (
+    AWAY_TIME,
     BETA_JUMP_SCALE,
     FIRST_WINDOW,
     FUTILE_TIME,
@@ -228,8 +229,8 @@ def still_k(rng, n, k=3.0):
 def test_graph_moves_from_where_they_are_futile_get_a_twentieth_of_the_time(rng):
     """A window in which ``k`` never moved and fewer than FUTILE_TRANSITIONS graph moves were
     expected to be accepted (digits: k = 3, every move accepted with probability < 1e-50) gives
-    graph moves from that ``k`` FUTILE_TIME of the time, and from every other ``k`` the
-    balanced share; a window that expected a transition, or saw one, ends it."""
+    graph moves from that ``k`` FUTILE_TIME of the time, and from every other ``k`` AWAY_TIME,
+    so that an excursion ends soon; a window that expected a transition, or saw one, ends it."""
     a = adaptation()
     for _ in range(FIRST_WINDOW // 20):
         observe(a, still_k(rng, 20), acc=1e-60, move=GRAPH_MOVE)
@@ -241,7 +242,8 @@ def test_graph_moves_from_where_they_are_futile_get_a_twentieth_of_the_time(rng)
     assert a.p_graph == pytest.approx(1 / (1 + cost))
     p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
     np.testing.assert_array_equal(p.futile_at, [3.0])
-    assert (p.p_graph, p.p_futile) == (a.p_graph, a.p_futile)
+    assert p.p_futile == a.p_futile
+    assert p.p_graph * cost / (p.p_graph * cost + 1 - p.p_graph) == pytest.approx(AWAY_TIME)
     x = np.array([0.0, 3.0])
     assert graph_probability(p, x) == p.p_futile
     assert graph_probability(p, x + [0.5, 1.0]) == p.p_graph
@@ -264,6 +266,34 @@ def test_the_end_of_tuning_judges_futility_on_the_pooled_draws(rng):
         observe(a, still_k(rng, 20, k=3.0 if moved else 4.0), acc=0.0, move=GRAPH_MOVE)
         a.finish()
         np.testing.assert_array_equal(a.futile_at, [] if moved else [4.0])
+
+
+def test_graph_moves_away_from_the_home_of_k_get_most_of_the_time(rng):
+    """Tuning rows with ``k`` at one value at least HOME_MASS of the time and moving now and then
+    (shells3: 99% at k = 4, excursions to 5 that lasted up to 27 draws at the balanced share)
+    make that value the chain's home at the end of tuning: graph moves take the balanced share
+    of the time there and AWAY_TIME from anywhere else. Rows spread over several values leave
+    the balanced share everywhere, as does a continuous graph coordinate (sigma)."""
+    for share, home in ((0.95, [4.0]), (0.8, [])):
+        a = adaptation()
+        a.fields_per_move = 30.0
+        k = np.where(rng.random(2 * FIRST_WINDOW) < share, 4.0, 5.0)
+        observe(a, rows(np.column_stack([rng.normal(size=k.size), k]), rng), acc=0.3)
+        a.finish()
+        np.testing.assert_array_equal(a.home_at, home)
+        assert a.futile_at.size == 0
+        p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
+        x = np.array([0.0, 4.0])
+        assert graph_probability(p, x) == a.p_graph
+        away = graph_probability(p, x + [0.0, 1.0])
+        cost = 1 + 2 * 30.0 / a.aux_sweeps
+        time = away * cost / (away * cost + 1 - away)
+        assert time == pytest.approx(AWAY_TIME if home else 0.5)
+    a = adaptation(graph=(False,))
+    block = np.column_stack([rng.normal(size=2 * FIRST_WINDOW), np.full(2 * FIRST_WINDOW, 0.3)])
+    observe(a, rows(block, rng), acc=0.3)
+    a.finish()
+    assert a.home_at.size == 0
 
 
 def test_the_end_of_tuning_reads_the_mixing_after_a_stuck_window(rng):

@@ -185,7 +185,7 @@ class Proposal(NamedTuple):
     slope: np.ndarray  # (dg, dc): ridge shift of the free coordinates per unit of a graph move
     p_graph: float  # probability of a graph (or wide) move ...
     futile_at: np.ndarray  # (dg,) or (0,): ... but at these graph coordinates (where their moves
-    p_futile: float  # were futile during tuning) this probability, the Hastings ratio corrected
+    p_futile: float  # were futile, or the chain's home) this one, the Hastings ratio corrected
     p_wide: float  # probability that a graph move is a jump (or wide, before the first fit)
     jump: np.ndarray  # (dg, m, 3): (weight, mean, sd) of the jump density's normal components
     p_beta_jump: float  # probability that a beta move is a beta jump

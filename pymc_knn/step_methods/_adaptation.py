@@ -23,8 +23,11 @@ What is tuned, per chain:
 * whether the graph moves are futile where the chain sits (the graph coordinates sat still
   through a window in which less than a tenth of a transition was expected: ``k`` a point mass
   of the posterior, as on digits): from there graph moves then take ``FUTILE_TIME`` of the
-  time, elsewhere the share above, each graph move's Hastings ratio carrying the two
-  probabilities.
+  time, elsewhere ``AWAY_TIME``, each graph move's Hastings ratio carrying the two
+  probabilities;
+* at the end of tuning, the chain's home: a value of the (discrete) graph coordinates holding
+  ``HOME_MASS`` of the final tuning draws, where graph moves keep the balanced share, while
+  from anywhere else they take ``AWAY_TIME`` of the time, so that rare excursions end soon.
 
 When tuning ends everything is fixed, so the chain after tuning is one fixed Metropolis-Hastings
 kernel, repeated: its stationary law is the posterior.
@@ -97,6 +100,15 @@ able to leave). On digits ``k`` sits at 3 and every move to 2 or 4 is accepted w
 below 1e-50, each after an auxiliary draw and 128 bridging fields: the time-balanced share
 spent half the run on them. From any other value of the graph coordinates the share is the
 balanced one, so a chain that stepped away from a point mass is soon offered the way back."""
+HOME_MASS = 0.9
+"""Share of the final tuning rows at one value of the graph coordinates (all discrete) that makes
+it the chain's home: from anywhere else graph moves then take ``AWAY_TIME`` of the time."""
+AWAY_TIME = 0.8
+"""Share of the time given to graph moves away from the home value (``HOME_MASS``), so that a
+rare excursion ends within a few draws. Where ``k``'s posterior is nearly a point (shells3: 99%
+at ``k = 4``) the tail ESS of ``k`` is the number of excursions, each as long as the way back
+takes: at the balanced share of bridged moves (10% of the iterations there) one excursion
+lasted 27 draws, and ESS_tail(k) was 165 of 4000 (docs/inference.md, "Excursions")."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 MAX_BRIDGE = 128
@@ -234,6 +246,7 @@ class Adaptation:
     slope: np.ndarray = field(init=False)
     graph_stuck: np.ndarray = field(init=False)
     futile_at: np.ndarray = field(init=False)
+    home_at: np.ndarray = field(init=False)
     jump: np.ndarray = field(init=False)
     beta_centre: np.ndarray = field(init=False)
     beta_chol: np.ndarray = field(init=False)
@@ -264,6 +277,7 @@ class Adaptation:
         self.slope = np.zeros((self.graph_discrete.size, self.n_free))
         self.graph_stuck = np.zeros(self.graph_discrete.size, dtype=bool)
         self.futile_at = np.empty(0)
+        self.home_at = np.empty(0)
         self.jump = np.zeros((self.graph_discrete.size, 0, 3))
         self.beta_centre = np.zeros((self.n_free, 1 + self.graph_discrete.size))
         self.beta_chol = np.zeros((0, 0))
@@ -302,6 +316,18 @@ class Adaptation:
         """Probability of a graph move from ``futile_at``: ``FUTILE_TIME`` of the time."""
         return self._graph_share(FUTILE_TIME)
 
+    def _shares(self) -> tuple[np.ndarray, float, float]:
+        """Where graph moves take another share of the time than elsewhere: the coordinates,
+        the probability of a graph move there and elsewhere. Futile there (``futile_at``):
+        ``FUTILE_TIME`` there, ``AWAY_TIME`` elsewhere; the home of the final tuning rows
+        (``home_at``): the balanced share there, ``AWAY_TIME`` elsewhere; else the balanced
+        share everywhere."""
+        if self.futile_at.size:
+            return self.futile_at, self.p_futile, self._graph_share(AWAY_TIME)
+        if self.home_at.size:
+            return self.home_at, self.p_graph, self._graph_share(AWAY_TIME)
+        return self.futile_at, self.p_graph, self.p_graph
+
     def _graph_share(self, time) -> float:
         """Probability of a graph move such that graph moves take ``time`` of the time."""
         if not self.graph_discrete.size or not self.n_free:
@@ -319,6 +345,7 @@ class Adaptation:
             ),
             WIDE_FACTOR * steps,
         )
+        at, p_at, p_elsewhere = self._shares()
         return Proposal(
             free,
             self.scale * self.shape,
@@ -329,9 +356,9 @@ class Adaptation:
             steps,
             wide,
             self.slope,
-            self.p_graph,
-            self.futile_at,
-            self.p_futile,
+            p_elsewhere,
+            at,
+            p_at,
             self.p_jump if self.jump.shape[1] else P_WIDE,
             self.jump,
             self.p_beta_jump,
@@ -530,6 +557,16 @@ class Adaptation:
         still = graph.shape[1] and np.all(np.ptp(graph, axis=0) == 0)
         return graph[0].copy() if still and transitions < FUTILE_TRANSITIONS else np.empty(0)
 
+    def _home_at(self, rows) -> np.ndarray:
+        """The value of the (all discrete) graph coordinates at which at least ``HOME_MASS`` of
+        a block of tuning draws sat, or nowhere (empty)."""
+        graph = rows[:, 2 + self.n_free :]
+        if not graph.shape[1] or not np.all(self.graph_discrete):
+            return np.empty(0)
+        values, counts = np.unique(graph, axis=0, return_counts=True)
+        top = np.argmax(counts)
+        return values[top].copy() if counts[top] >= HOME_MASS * len(graph) else np.empty(0)
+
     def _stale_last_window(self, since) -> bool:
         """Whether the latest closed window says nothing of the final kernel's mixing: its
         graph coordinates never moved, and at least ``FIRST_WINDOW`` iterations since moved
@@ -558,6 +595,7 @@ class Adaptation:
         if blocks:
             rows = np.concatenate(blocks)
             self.futile_at = self._futile_at(rows, transitions)
+            self.home_at = self._home_at(rows)
             tau = self._window_tau(rows[:, 2:])
             if self.adapt_iterations and np.isfinite(tau):
                 self.tau = tau
