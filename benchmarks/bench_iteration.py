@@ -7,6 +7,9 @@ first run to the posterior (one ``pm.sample`` tuning); then, best of ``--repeat`
 
 * ``iteration``: ``run_iterations`` for ``--iterations`` iterations (proposal, couplings at a
   proposed k, the auxiliary draw, energies, the ratio and the accept), per iteration;
+* ``per sweep``: the iteration's time over the sweeps it does (its auxiliary draw's and those
+  through bridging fields), against a sweep of the auxiliary draw: what the iteration costs
+  beyond its sampling;
 * ``aux draw``: the auxiliary draw alone (``auxiliary_draw`` in a numba loop at the chain's
   ``(beta, k)``), per draw;
 * the iteration again with beta moves only, graph moves only (bridged as tuned, and not), and
@@ -104,7 +107,7 @@ def main():
     empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0)
 
     def iterate(p=proposal):
-        mcmc.run_iterations(
+        return mcmc.run_iterations(
             step.tractable.kernel_fn,
             x.copy(),
             np.array([lp, b, theta]),
@@ -125,7 +128,10 @@ def main():
     def aux_draws():
         _aux_loop(step.field, step.aux, c, b, z, args.iterations, rng)
 
-    iterate(), aux_draws()
+    out = iterate()
+    aux_draws()
+    # sweeps an iteration does: its auxiliary draw's and those through bridging fields
+    sweeps = (out[3] + out[7]) / args.iterations
     t_it = best(iterate, args.repeat) / args.iterations
     t_aux = best(aux_draws, args.repeat) / args.iterations
     # the same iterations with one kind of move, and with the graph moves' bridging off
@@ -161,6 +167,11 @@ def main():
     )
     print(f"auxiliary draw ({step.aux.sweeps} SW sweeps): {t_aux * 1e6:7.1f} us")
     print(f"iteration:                     {t_it * 1e6:7.1f} us   ratio {t_it / t_aux:.2f}")
+    per_sweep = t_it / sweeps / (t_aux / step.aux.sweeps)
+    print(
+        f"  per sweep it does ({sweeps:.1f}, bridging's included): ratio {per_sweep:.2f} "
+        "to a sweep of the auxiliary draw"
+    )
     for name, t in t_kinds.items():
         print(f"  {name + ':':28s} {t * 1e6:7.1f} us   ratio {t / t_aux:.2f}")
     print(
