@@ -12,7 +12,9 @@ before the call; the process has made the data and a warm-up call on 2,000 point
 * ``sample``: the kNN model at ``--sample-n`` points (default 1e5, 2-d, two classes as below,
   ``k ~ U{1..50}``): ``pm.sample(draws=500, tune=500, chains=2)`` with the default step,
   including the model build; R-hat and ESS of beta and k, and the test error on 1e4 new points
-  against scikit-learn's best-k kNN;
+  against scikit-learn's best-k kNN; ``--sample-n 1e6 --sample-draws 1000 --sample-chains 1``
+  is the 10^6-point row (1000 tuning draws and 1000 draws of one chain), and ``--pseudo`` runs
+  either with ``pk.PseudoLikelihoodMetropolis`` (approximate: no auxiliary draws) instead;
 * ``korea``: ``pk.korea(X, y)`` with its defaults at 1e5 points (2-d, two classes as below);
 * ``predict``: 1e5 new points given 1e5 training points (2-d, two classes ``x0 + noise > 0``;
   the model's default ``k_max``, 100): ``pk.predictive_summary`` with 200 posterior draws (the bar of issue 18) over
@@ -26,6 +28,8 @@ Run::
     python benchmarks/bench_scale.py                  # everything (about 15 minutes on 2 cores)
     python benchmarks/bench_scale.py --only build --n 1e4 1e5 --p 2
     python benchmarks/bench_scale.py --out benchmarks/results/scale.jsonl
+    python benchmarks/bench_scale.py --only sample --sample-n 1e6 --sample-draws 1000 \
+        --sample-chains 1 --pseudo
 """
 
 import argparse
@@ -226,13 +230,15 @@ def child_korea(n, p):
     return {"seconds": seconds, "extra_mib": extra, "k": float((post.k * post.p_k).sum())}
 
 
-def child_sample(n, p, what, draws, exchange=None, seed=1):
-    """The kNN bar row: ``pm.sample(draws, tune=draws, chains=2, random_seed=seed)`` with the
-    default step (or ``pk.Exchange(**exchange)``) on ``n`` points (k ~ U{1..50}, beta ~ U(0, 4)),
-    including the model build; its test error on 10^4 new points against scikit-learn's best k
-    (1..50, chosen on the test points: a bound)."""
+def child_sample(n, p, what, draws, exchange=None, seed=1, chains=2):
+    """The kNN bar row: ``pm.sample(draws, tune=draws, chains=chains, random_seed=seed)`` with the
+    default step (``what="pymc_knn"``), ``pk.Exchange(**exchange)``, or
+    ``pk.PseudoLikelihoodMetropolis()`` (``what="pseudo"``) on ``n`` points (k ~ U{1..50},
+    beta ~ U(0, 4)), including the model build; its test error on 10^4 new points against
+    scikit-learn's best k (1..50, chosen on the test points: a bound)."""
     import arviz as az
     import pymc as pm
+    import sklearn
 
     import pymc_knn as pk
     from sklearn.neighbors import KNeighborsClassifier
@@ -240,21 +246,27 @@ def child_sample(n, p, what, draws, exchange=None, seed=1):
     X, y = data(n, p)
     X_new, y_new = data(10_000, p, seed=1)
 
+    def step():
+        if what == "pseudo":
+            return {"step": pk.PseudoLikelihoodMetropolis()}
+        return {"step": pk.Exchange(**exchange)} if exchange else {}
+
     def sample(X, y, draws, callback=None):
-        with pm.Model() as model:
+        # 10^6 points' tables (1.2 GB at k_max 50) need more than the default 1 GiB budget
+        with pm.Model() as model, sklearn.config_context(working_memory=4096):
             pk.PottsKNN(
                 "y", X=X, beta=pm.Uniform("beta", 0, 4), k=pm.DiscreteUniform("k", 1, K), observed=y
             )
             idata = pm.sample(
                 draws=draws,
                 tune=draws,
-                chains=2,
+                chains=chains,
                 cores=2,
                 random_seed=seed,
                 progressbar=False,
                 compute_convergence_checks=False,
                 callback=callback,
-                **({"step": pk.Exchange(**exchange)} if exchange else {}),
+                **step(),
             )
         return model, idata
 
@@ -284,6 +296,7 @@ def child_sample(n, p, what, draws, exchange=None, seed=1):
         "sweeps": float(idata.sample_stats["aux_sweeps"].mean()),
         "aux_start": aux_starts(idata),
         "ess_per_s": float(summary.loc["beta", "ess_bulk"]) / seconds,
+        "beta_sd": float(post["beta"].std()),
     }
 
 
@@ -339,8 +352,9 @@ def plan(args):
                 "job": "sample",
                 "n": args.sample_n,
                 "p": 2,
-                "what": "pymc_knn",
-                "draws": 500,
+                "what": "pseudo" if args.pseudo else "pymc_knn",
+                "draws": args.sample_draws,
+                "chains": args.sample_chains,
                 "exchange": args.exchange,
                 "seed": args.seed,
             }
@@ -382,6 +396,7 @@ def report(rows):
                 "ess_sigma",
                 "ess_per_s",
                 "sweeps",
+                "beta_sd",
             )
         )
         ref = base.get((r["job"], r["n"], r["p"]))
@@ -420,6 +435,15 @@ def main():
         help="the sample and d-nn rows' step: pk.Exchange with these keyword arguments",
     )
     parser.add_argument("--seed", type=int, default=1, help="the sample row's random_seed")
+    parser.add_argument(
+        "--sample-draws", type=int, default=500, help="the sample row's draws (and tuning draws)"
+    )
+    parser.add_argument("--sample-chains", type=int, default=2, help="the sample row's chains")
+    parser.add_argument(
+        "--pseudo",
+        action="store_true",
+        help="the sample row's step: pk.PseudoLikelihoodMetropolis (approximate) instead",
+    )
     parser.add_argument("--out", help="append the results to this JSON-lines file")
     args = parser.parse_args()
     if args.child:
@@ -441,6 +465,7 @@ def main():
                 spec["draws"],
                 spec.get("exchange"),
                 spec.get("seed", 1),
+                spec.get("chains", 2),
             )
             print(json.dumps(result))
         else:
