@@ -98,8 +98,8 @@ FUTILE_TIME = 0.05
 """Share of the time given to graph moves from where they are futile (not 0: the chain must stay
 able to leave). On digits ``k`` sits at 3 and every move to 2 or 4 is accepted with probability
 below 1e-50, each after an auxiliary draw and 128 bridging fields: the time-balanced share
-spent half the run on them. From any other value of the graph coordinates the share is the
-balanced one, so a chain that stepped away from a point mass is soon offered the way back."""
+spent half the run on them. From any other value of the graph coordinates graph moves take
+``AWAY_TIME``, so a chain that stepped away from a point mass is soon offered the way back."""
 HOME_MASS = 0.9
 """Share of the final tuning rows at one value of the graph coordinates (all discrete) that makes
 it the chain's home: from anywhere else graph moves then take ``AWAY_TIME`` of the time."""
@@ -108,7 +108,7 @@ AWAY_TIME = 0.8
 rare excursion ends within a few draws. Where ``k``'s posterior is nearly a point (shells3: 99%
 at ``k = 4``) the tail ESS of ``k`` is the number of excursions, each as long as the way back
 takes: at the balanced share of bridged moves (10% of the iterations there) one excursion
-lasted 27 draws, and ESS_tail(k) was 165 of 4000 (docs/inference.md, "Excursions")."""
+lasted 27 draws, and ESS_tail(k) was 165 of 4000 (docs/inference.md, "Excursions from home")."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 MAX_BRIDGE = 128
