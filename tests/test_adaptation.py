@@ -23,6 +23,7 @@ from pymc_knn.step_methods._adaptation import (
     FUTILE_TIME,
     JUMP_DEFENSIVE,
     TARGET_NOISE,
+    WIDE_FACTOR,
     Adaptation,
     draw_iterations,
 )
@@ -392,9 +393,33 @@ def test_a_window_fits_a_jump_density_with_the_posteriors_modes(rng):
     width = max(2 * sigma.std(), 0.5 * np.ptp(sigma))
     broad = JUMP_DEFENSIVE * stats.norm.pdf(5.0, np.median(sigma), width)
     assert h(0, 5.0) == pytest.approx(broad, rel=1e-6)
-    mass = {k: h(1, k) for k in range(-10, 17)}
+    mass = {k: h(1, k) for k in range(-100, 107)}
     assert sum(mass.values()) == pytest.approx(1.0, abs=1e-9)
     assert mass[3] > 0.5 and 0.1 < mass[2] < 0.25 and mass[2] == pytest.approx(mass[4])
+
+
+@pytest.mark.parametrize("radius", [1.0, 3.0])
+def test_the_broad_component_for_k_reaches_as_far_as_the_wide_move(rng, radius):
+    """A k whose tuning draws sat at one value (class20's chains: 93-97% at 6, a mode at 3-4
+    that some chains' tuning never visited) still has the broad component reach the wide
+    move's span: its width is WIDE_FACTOR radii unless the draws' spread is wider."""
+    a = adaptation(n_free=1, graph=(True,))
+    a.log_step[0] = math.log(radius)
+    n = FIRST_WINDOW
+    k = np.where(rng.random(n) < 0.02, 7.0, 6.0)
+    assert observe(a, rows(np.column_stack([rng.normal(size=n), k]), rng), acc=0.3)
+    weight, centre, width = a.jump[0, -1]
+    assert (weight, centre) == (JUMP_DEFENSIVE, 6.0)
+    assert width == pytest.approx(WIDE_FACTOR * radius)
+    mass = lambda v: math.exp(jump_log_density(a.jump[0], v, True))  # noqa: E731
+    cell = stats.norm.cdf(3.5, 6.0, width) - stats.norm.cdf(2.5, 6.0, width)
+    assert JUMP_DEFENSIVE * cell < mass(3) < 1.01 * JUMP_DEFENSIVE * cell  # the rest: 6's tails
+    narrow = JUMP_DEFENSIVE * (stats.norm.cdf(3.5, 6.0, 1.0) - stats.norm.cdf(2.5, 6.0, 1.0))
+    assert mass(3) > 5 * narrow  # the draws' spread alone (width 1): the trap class20 had
+    spread = np.where(rng.random(n) < 0.5, 2.0, 30.0)  # wider than any reach: the draws decide
+    block = np.column_stack([rng.normal(size=2 * n), np.r_[spread, spread]])
+    assert observe(a, rows(block, rng), acc=0.3)
+    assert a.jump[0, -1, 2] == pytest.approx(max(2 * spread.std(), 14.0))
 
 
 @pytest.mark.parametrize("a", [-40.0, -9.0, -0.3, 0.2, 8.0, 30.0])

@@ -78,6 +78,11 @@ An independence proposal thinner than the posterior in a region makes a chain th
 stay: with 0.1, Ripley's ball kernel had a mode of 1.5% of the mass (``sigma`` about 0.38, behind
 a valley) where the posterior was 2-9 times the density fitted to a chain's draws, and chains
 spent hundreds of iterations there (see docs/inference.md, "The jump density's broad component").
+For ``k`` it is at least as wide as the wide move's reach (``WIDE_FACTOR`` radii): on class20
+(scikit-learn's ``make_classification``) a chain whose tuning draws sat at ``k`` 5-7 had a
+component of width 1, which put a tenth of the posterior's mass on ``k = 3`` (a second mode,
+behind a valley at 5), and jumps from there back were accepted 4% of the time (R-hat of ``k``
+1.02).
 (Not heavier-tailed: a d-nn table is widened to cover the sigma the tuning draws visited, and a
 proposal far beyond costs a coupling of the kept model there.)"""
 MIN_ACCEPTED = 10
@@ -522,7 +527,10 @@ class Adaptation:
         as the nearer of its neighbours (so a narrow mode keeps narrow components and a valley
         between modes stays empty; at least half a unit for ``k``, which must reach the
         neighbouring integers, and a tenth of the local step for ``sigma``), and a broad one of
-        weight ``JUMP_DEFENSIVE``."""
+        weight ``JUMP_DEFENSIVE`` about their median, as wide as twice their sd or half their
+        range, and for ``k`` at least the reach of the wide move (``WIDE_FACTOR`` radii), so
+        that a mode of ``k`` that a chain's tuning draws missed is still proposed about as often
+        as local moves would find it (``JUMP_DEFENSIVE``)."""
         m = JUMP_CENTRES
         probs = (np.arange(m) + 0.5) / m
         jump = np.empty((graph.shape[1], m + 1, 3))
@@ -534,7 +542,8 @@ class Adaptation:
             widths = np.maximum(nearer, floor)
             weights = np.full(m, (1 - JUMP_DEFENSIVE) / m)
             jump[j, :m] = np.column_stack([weights, centres, widths])
-            broad = max(2.0 * float(v.std()), 0.5 * float(np.ptp(v)), floor)
+            reach = WIDE_FACTOR * float(self.steps[j]) if self.graph_discrete[j] else floor
+            broad = max(2.0 * float(v.std()), 0.5 * float(np.ptp(v)), reach)
             jump[j, m] = JUMP_DEFENSIVE, float(np.median(v)), broad
         self.jump = jump
 
