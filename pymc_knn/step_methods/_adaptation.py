@@ -529,8 +529,8 @@ class Adaptation:
         neighbouring integers, and a tenth of the local step for ``sigma``), and a broad one of
         weight ``JUMP_DEFENSIVE`` about their median, as wide as twice their sd or half their
         range, and for ``k`` at least the reach of the wide move (``WIDE_FACTOR`` radii), so
-        that a mode of ``k`` that a chain's tuning draws missed is still proposed about as often
-        as local moves would find it (``JUMP_DEFENSIVE``)."""
+        that a nearby mode of ``k`` that a chain's tuning draws missed is not a trap
+        (``JUMP_DEFENSIVE``)."""
         m = JUMP_CENTRES
         probs = (np.arange(m) + 0.5) / m
         jump = np.empty((graph.shape[1], m + 1, 3))
