@@ -8,7 +8,12 @@ and Pettitt (2011), with the numba samplers and exact enumeration they are check
 from . import datasets, graphical, kernels, samplers, testing
 from .approx import Korea, korea
 from .classical import knn_error_rates, knn_predict, knn_vote, loo_choose_k, loo_error_curve
-from .diagnostics import ConvergenceWarning, check_convergence
+from .diagnostics import (
+    ConvergenceWarning,
+    PriorBoundWarning,
+    check_convergence,
+    check_prior_bounds,
+)
 from .distributions import DistanceNN, PottsKNN
 from .evidence import (
     Evidence,
@@ -58,6 +63,7 @@ __all__ = [
     "GraphicalPredictiveClassifier",
     "PottsGibbs",
     "PottsKNN",
+    "PriorBoundWarning",
     "PseudoLikelihoodMetropolis",
     "KNNGraph",
     "Korea",
@@ -65,6 +71,7 @@ __all__ = [
     "add_predictions",
     "beta_max",
     "check_convergence",
+    "check_prior_bounds",
     "compare_evidence",
     "datasets",
     "default_k_max",

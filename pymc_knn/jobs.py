@@ -63,14 +63,24 @@ def fit(
 
 
 def _diagnose(idata) -> bool:
-    """Print a line on R-hat and ESS; warn (and return False) when they fall short."""
+    """Print a line on R-hat and ESS; warn (and return False) when they fall short, or when
+    the posterior presses against a bound of its prior."""
     import warnings
 
-    from .diagnostics import MAX_R_HAT, MIN_ESS_PER_CHAIN, ConvergenceWarning, check_convergence
+    from .diagnostics import (
+        MAX_R_HAT,
+        MIN_ESS_PER_CHAIN,
+        ConvergenceWarning,
+        PriorBoundWarning,
+        check_convergence,
+        check_prior_bounds,
+    )
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
+        warnings.simplefilter("always", PriorBoundWarning)
         table = check_convergence(idata, var_names=["beta", "k"])
+        check_prior_bounds(idata)
     chains = idata.posterior.sizes["chain"]
     print(
         f"\nconvergence: r_hat <= {table['r_hat'].max():.3f} (want <= {MAX_R_HAT}), "
@@ -78,10 +88,10 @@ def _diagnose(idata) -> bool:
         f"(want >= {MIN_ESS_PER_CHAIN * chains} for {chains} chains); iterations per draw "
         f"{sorted(set(idata.sample_stats['iterations'].values.ravel().tolist()))}"
     )
+    caught = [w for w in caught if issubclass(w.category, (ConvergenceWarning, PriorBoundWarning))]
     for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            print(f"WARNING: {w.message}")
-            warnings.warn(w.message, ConvergenceWarning, stacklevel=3)
+        print(f"WARNING: {w.message}")
+        warnings.warn(w.message, w.category, stacklevel=3)
     return not caught
 
 

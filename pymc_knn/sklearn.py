@@ -11,6 +11,7 @@ and ``Pipeline``.
 from __future__ import annotations
 
 import multiprocessing
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -21,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_count, check_flag, check_positive
 from .approx import korea
-from .diagnostics import check_convergence
+from .diagnostics import PriorBoundWarning, check_convergence, check_prior_bounds
 from .distributions import DistanceNN, PottsKNN
 from .graphs import UNCAPPED_N, NeighbourGraph, default_k_max, max_k, warn_if_capped
 from .predict import _check_ci, predictive_summary
@@ -114,6 +115,11 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         ``sigma``), from :func:`pymc_knn.check_convergence`; ``fit`` emits a
         :class:`pymc_knn.ConvergenceWarning` (a scikit-learn ``ConvergenceWarning``) when R-hat
         exceeds 1.01 or an ESS falls below 100 per chain. Not with ``method="korea"``.
+    prior_bounds_ : dict
+        Where the posterior presses against a bound of its prior (``"beta upper"`` or
+        ``"sigma upper"`` to the chains that found it; empty when nowhere), from
+        :func:`pymc_knn.check_prior_bounds`; ``fit`` emits a :class:`pymc_knn.PriorBoundWarning`
+        naming ``beta_upper`` or ``sigma_upper``. Not with ``method="korea"``.
     korea_ : pymc_knn.Korea
         With ``method="korea"`` only: the approximation (its ``posterior`` over ``k``).
     prior_upper_ : int or float
@@ -222,7 +228,8 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         # rebuilt from it when the estimator is unpickled
         X = np.array(X)
         upper = self._prior_upper(X, y_encoded)
-        for stale in ("korea_", "model_", "idata_", "convergence_", "_fit_X", "_fit_y"):
+        stale_attributes = ("korea_", "model_", "idata_", "convergence_", "prior_bounds_")
+        for stale in (*stale_attributes, "_fit_X", "_fit_y"):
             self.__dict__.pop(stale, None)
         if self.method == "korea":
             self.korea_ = korea(
@@ -236,7 +243,8 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
             )
         else:
             model = self._build_model(X, y_encoded, upper, classes.size)
-            with model:
+            with model, warnings.catch_warnings():
+                warnings.simplefilter("ignore", PriorBoundWarning)  # once below, by parameter
                 idata = pm.sample(
                     self.draws,
                     tune=self.tune,
@@ -249,6 +257,8 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
                 )
             self.model_, self.idata_ = model, idata
             self.convergence_ = check_convergence(idata, var_names=list(idata.posterior))
+            self.prior_bounds_ = check_prior_bounds(idata, warn=False)
+            self._warn_prior_bounds(upper)
             if self.model in ("symmetrised", "equal") and upper > 1:
                 top = float((idata.posterior["k"] == upper).mean())
                 warn_if_capped(top, upper, max_k(y_encoded), type(self).__name__)
@@ -313,6 +323,28 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
         if self.sigma_upper is not None:
             return float(self.sigma_upper)
         return _default_sigma_upper(X, self.model.removeprefix("dnn-"), self.standardize)
+
+    def _warn_prior_bounds(self, upper) -> None:
+        """One warning naming the parameter whose bound the posterior presses against."""
+        settings = {
+            "beta upper": ("beta_upper", self.beta_upper),
+            "sigma upper": ("sigma_upper", upper),
+        }
+        found = [
+            f"{settings[b][0]}={settings[b][1]:g} (chains {chains})"
+            for b, chains in self.prior_bounds_.items()
+            if b in settings
+        ]
+        freeze = " (beta_upper up to where the field freezes: pk.beta_max)"
+        freeze = freeze if "beta upper" in self.prior_bounds_ else ""
+        if found:
+            warnings.warn(
+                f"{type(self).__name__}: the posterior presses against the upper bound of its "
+                f"prior, set by {', '.join(found)}: the prior, not the data, ends it there. "
+                f"Raise it{freeze}, or keep it if it is a belief",
+                PriorBoundWarning,
+                stacklevel=3,
+            )
 
     def _build_model(self, X, y, upper, G):
         """The PyMC model of ``G`` classes, labels ``y`` encoded as ``0..G-1``."""

@@ -154,13 +154,15 @@ SAMPLED_GROUPS = [
 def test_arviz_works_on_every_sampled_group(fitted, group):
     _, idata = fitted
     data = idata[group]
-    # sample_stats: the numeric statistics. aux_sampler and aux_start are strings (the auxiliary
-    # sampler's name, where its chains start)
-    # and aux_exact (tune too, where kept) are flags, to count rather than summarise (like NUTS's `diverging`)
+    # sample_stats: the numeric statistics. aux_sampler, aux_start and prior_bound are strings
+    # (the auxiliary sampler's name, where its chains start, the prior bounds the posterior
+    # presses against) and aux_exact (tune too, where kept) are flags, to count rather than
+    # summarise (like NUTS's `diverging`)
     names = None
     if group == "sample_stats":
         names = [v for v in data.data_vars if data[v].dtype.kind in "fiu"]
-        assert set(data.data_vars) - set(names) <= {"aux_sampler", "aux_start", "tune", "aux_exact"}
+        strings = {"aux_sampler", "aux_start", "prior_bound", "tune", "aux_exact"}
+        assert set(data.data_vars) - set(names) <= strings
     few = {"point": data["point"].values[:2]} if "point" in data.dims else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ArviZ's own (matplotlib deprecations, short chains)

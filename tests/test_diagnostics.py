@@ -1,9 +1,11 @@
-"""pk.check_convergence: R-hat and ESS against PyMC's thresholds, with a warning when short."""
+"""Checks of a fit: pk.check_convergence (R-hat and ESS against PyMC's thresholds) and the
+prior bounds the steps find the posterior pressing against (pk.check_prior_bounds)."""
 
 import warnings
 
 import arviz as az
 import numpy as np
+import pymc as pm
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
@@ -51,3 +53,93 @@ def test_warn_false_returns_the_table_silently(rng):
         )
     assert set(table.columns) >= {"r_hat", "ess_bulk", "ess_tail"}
     assert issubclass(pk.ConvergenceWarning, ConvergenceWarning)  # scikit-learn's filters apply
+
+
+RIPLEY = pk.datasets.load_ripley("train")[:2]  # beta about 1.44 (sd 0.1), k about 13-17
+
+
+def _fit(beta_prior, k_prior=None, sigma_prior=None, y=None, cores=1, chains=1):
+    X, y0 = RIPLEY
+    with pm.Model(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pk.PriorBoundWarning)
+        beta = beta_prior("beta")
+        if sigma_prior is None:
+            k = k_prior("k")
+            pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y0 if y is None else y)
+        else:
+            sigma = sigma_prior("sigma")
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y0)
+        idata = pm.sample(
+            draws=50,
+            tune=300,
+            chains=chains,
+            cores=cores,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    messages = [str(w.message) for w in caught if w.category is pk.PriorBoundWarning]
+    return idata, messages
+
+
+def wide_beta(name):
+    return pm.Uniform(name, 0, 4)
+
+
+def wide_k(name):
+    return pm.DiscreteUniform(name, 1, 125)
+
+
+@pytest.mark.parametrize(
+    "beta_prior, k_prior, found",
+    [
+        (wide_beta, wide_k, ""),
+        (lambda n: pm.Uniform(n, 0, 1.2), wide_k, "beta upper"),
+        (lambda n: pm.Uniform(n, 1.6, 4), wide_k, "beta lower"),
+        (wide_beta, lambda n: pm.DiscreteUniform(n, 1, 5), "k upper"),
+        (wide_beta, lambda n: pm.DiscreteUniform(n, 30, 125), "k lower"),
+        (lambda n: pm.TruncatedNormal(n, 1, 1, lower=0, upper=1.3), wide_k, "beta upper"),
+    ],
+)
+def test_a_prior_bound_that_cuts_the_posterior_is_warned_about(beta_prior, k_prior, found):
+    """A prior narrower than the posterior (Ripley: beta about 1.44 with sd 0.1, k 13-17) is
+    named, per chain, in a PriorBoundWarning and in sample_stats; a wide one is not."""
+    idata, messages = _fit(beta_prior, k_prior)
+    assert set(idata.sample_stats["prior_bound"].values.ravel()) == {found}
+    assert len(messages) == (1 if found else 0)
+    if found:
+        name, side = found.split()
+        assert f"posterior of {name} presses against the {side} bound" in messages[0]
+        assert pk.check_prior_bounds(idata, warn=False) == {found: [0]}
+
+
+def test_a_bound_of_the_model_is_not_a_prior_bound():
+    """Labels unrelated to the covariates put beta's posterior against 0, where the model (beta
+    >= 0), not the prior, ends it: nothing to warn about."""
+    y = np.random.default_rng(0).permutation(RIPLEY[1])
+    idata, messages = _fit(wide_beta, wide_k, y=y)
+    assert float(idata.posterior["beta"].mean()) < 0.3
+    assert not messages and set(idata.sample_stats["prior_bound"].values.ravel()) == {""}
+
+
+def test_sigma_against_its_prior_bound_is_warned_about():
+    """Ripley's gaussian d-nn sigma is about 0.22: a prior that ends at 0.15 cuts it."""
+    idata, messages = _fit(
+        lambda n: pm.HalfNormal(n, 5), sigma_prior=lambda n: pm.Uniform(n, 0, 0.15)
+    )
+    assert len(messages) == 1 and "posterior of sigma presses against the upper" in messages[0]
+    assert pk.check_prior_bounds(idata, warn=False) == {"sigma upper": [0]}
+
+
+def test_the_parent_process_hears_of_the_bound_through_sample_stats():
+    """With cores=2 the steps run in worker processes, whose warnings do not reach a notebook:
+    check_prior_bounds raises the warning again from sample_stats, naming the chains."""
+    idata, _ = _fit(lambda n: pm.Uniform(n, 0, 1.2), wide_k, cores=2, chains=2)
+    with pytest.warns(pk.PriorBoundWarning, match=r"beta upper bound in chain\(s\) \[0, 1\]"):
+        assert pk.check_prior_bounds(idata) == {"beta upper": [0, 1]}
+
+
+def test_no_prior_bound_stat_means_nothing_found(rng):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.PriorBoundWarning)
+        assert pk.check_prior_bounds(idata(beta=rng.normal(size=(2, 10)))) == {}

@@ -52,3 +52,26 @@ def test_cli_fits_a_csv_file(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "beta" in printed and "r_hat" in printed
     assert {p.name for p in out.iterdir()} == {"trace.png", "k_posterior.png", "predictive_map.png"}
+
+
+def test_the_fit_report_names_a_prior_bound(rng, capsys):
+    """The command line prints (and warns of) a bound the steps found the posterior against."""
+    import warnings
+
+    import arviz as az
+    import pytest
+
+    import pymc_knn as pk
+    from pymc_knn.jobs import _diagnose
+
+    posterior = {"beta": rng.normal(size=(4, 500)), "k": rng.integers(3, 6, size=(4, 500))}
+    bound = np.full((4, 500), "", dtype="U32")
+    stats = {"prior_bound": bound, "iterations": np.ones((4, 500), int)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _diagnose(az.from_dict(posterior=posterior, sample_stats=stats))
+    bound[2] = "beta upper"
+    idata = az.from_dict(posterior=posterior, sample_stats=stats)
+    with pytest.warns(pk.PriorBoundWarning, match=r"beta upper bound in chain\(s\) \[2\]"):
+        assert not _diagnose(idata)
+    assert "WARNING: the posterior presses against its prior" in capsys.readouterr().out

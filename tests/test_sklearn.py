@@ -2,6 +2,7 @@
 
 import multiprocessing
 import pickle
+import warnings
 
 import cloudpickle
 import numpy as np
@@ -190,6 +191,23 @@ def test_priors_follow_the_parameters(ripley):
     dnn = BayesianKNNClassifier(model="dnn-ball", sigma_upper=0.7, **FAST).fit(ripley.X, ripley.y)
     assert dnn.prior_upper_ == 0.7
     assert float(dnn.idata_.posterior["sigma"].max()) < 0.7
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 100 draws
+@pytest.mark.parametrize("settings, found", [({"beta_upper": 1.2}, "beta_upper=1.2"), ({}, None)])
+def test_a_prior_bound_that_cuts_the_posterior_names_its_parameter(ripley, settings, found):
+    """Ripley's beta is about 1.44 (sd 0.1): beta_upper=1.2 cuts it. fit warns once, naming
+    the estimator's parameter (the step's own warning, per chain, is not repeated)."""
+    clf = BayesianKNNClassifier(draws=100, tune=300, chains=2, random_seed=0, **settings)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(ripley.X, ripley.y)
+    messages = [str(w.message) for w in caught if w.category is pk.PriorBoundWarning]
+    if found is None:
+        assert clf.prior_bounds_ == {} and not messages
+    else:
+        assert clf.prior_bounds_ == {"beta upper": [0, 1]}
+        assert len(messages) == 1 and f"set by {found} (chains [0, 1])" in messages[0]
 
 
 def test_smallest_class_of_one_fixes_k():

@@ -263,6 +263,7 @@ class Adaptation:
     _window: list = field(default_factory=list)
     _filled: int = 0
     _updates: dict = field(default_factory=lambda: dict.fromkeys((BETA_MOVE, GRAPH_MOVE), 0))
+    final_rows: np.ndarray | None = None  # (beta, theta) of the rows finish() read
     _last_rows: np.ndarray | None = None
     _last_transitions: float = 0.0
     _noise: list = field(default_factory=list)
@@ -595,7 +596,7 @@ class Adaptation:
         the latest closed window and the iterations since, pooled (one window's tail
         autocorrelation is noisy: a single short window chose 7 iterations on Ripley where
         12-14 were needed), or from the iterations since alone when that window is stale
-        (:meth:`_stale_last_window`)."""
+        (:meth:`_stale_last_window`). Their ``(beta, theta)`` are kept as ``final_rows``."""
         blocks = [b for b, _, _ in self._window]
         transitions = sum(e for _, _, e in self._window)
         if self._last_rows is not None and not self._stale_last_window(blocks):
@@ -603,6 +604,7 @@ class Adaptation:
             transitions += self._last_transitions
         if blocks:
             rows = np.concatenate(blocks)
+            self.final_rows = rows[:, :2].copy()
             self.futile_at = self._futile_at(rows, transitions)
             self.home_at = self._home_at(rows)
             tau = self._window_tau(rows[:, 2:])

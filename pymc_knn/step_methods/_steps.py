@@ -19,6 +19,7 @@ from pytensor.graph.traversal import ancestors
 
 from .._forksafe import may_thread
 from .._validation import check_count, check_positive
+from ..diagnostics import BOUND_SDS, PriorBoundWarning
 from ..distributions import (
     missing_labels,
     potts_node,
@@ -27,7 +28,7 @@ from ..distributions import (
     potts_terms,
     term_labels,
 )
-from ..graphs import DNN_KERNELS
+from ..graphs import DNN_KERNELS, max_k
 from ..kernels import mcmc
 from ..kernels.path import energy_path
 from ..kernels.structure import NO_ORDER, NO_SHELLS, breadth_first_order
@@ -218,6 +219,8 @@ class ChainState:
     warned_dropped: bool = False
     couplings: Any = None  # the kernel's last two couplings (mcmc.new_couplings); None: anew
     ridge_seeds: int = 0  # windows in a row whose stuck k had its ridge seeded (_seed_ridge)
+    x: Any = None  # the chain's latest position (the layout's vector)
+    prior_bound: str = ""  # the prior bounds the tuned posterior presses against
 
 
 @dataclass_state
@@ -250,6 +253,7 @@ class PottsStep(BlockedStep):
         "bridge_sweeps": (np.int64, []),
         "screened": (np.int64, []),
         "dnn_dropped": (np.float64, []),
+        "prior_bound": (np.dtype("U32"), []),
     }
     _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, mcmc.SCREEN_NONE
     _field: mcmc.Field
@@ -665,6 +669,7 @@ class PottsStep(BlockedStep):
                     UserWarning,
                     stacklevel=2,
                 )
+            self._check_prior_bounds(chain)
             if not chain.relaxed:
                 warnings.warn(
                     f"{type(self).__name__}: the auxiliary chains had not relaxed after "
@@ -675,6 +680,76 @@ class PottsStep(BlockedStep):
                     stacklevel=2,
                 )
         self.tune = False
+
+    def _model_range(self, role) -> tuple[float, float]:
+        """Where the model itself (not a prior) bounds beta (``role`` 0) or k / sigma (1):
+        ``k`` up to the smallest class size (Cucala et al. 2009, section 3), or the graph's
+        ``k_max`` when built wider, not to a ``k_max`` that follows the prior."""
+        if role == 0:
+            return 0.0, self.term.beta_max if self.term.beta_max is not None else math.inf
+        if self.term.is_knn:
+            return 1.0, float(self._k_top())
+        return math.ulp(0.0), math.inf
+
+    def _k_top(self) -> int:
+        return max(self.term.graph.k_max, max_k(self.y))
+
+    def _prior_cut(self, x, sl, rv, transform, value) -> bool:
+        """Whether the prior has no mass at ``value`` of a start variable, ``x`` elsewhere."""
+        v = _to_value(rv, transform, np.asarray(value, dtype=float))
+        if v is None:
+            return True
+        x1 = x.copy()
+        x1[sl] = v
+        return not np.isfinite(self.tractable.evaluate(x1)[0])
+
+    def _check_prior_bounds(self, chain) -> None:
+        """Warn when a bound of the prior of beta, k or sigma (the term's own inputs) lies
+        within ``BOUND_SDS`` sds of the mean of the final tuning draws (for k, or the next
+        value), where the model itself would go on: the prior, not the data, ends the posterior
+        there. Recorded per draw as ``prior_bound`` in sample_stats (``"beta upper"``, ...),
+        which :func:`pymc_knn.check_prior_bounds` reads in the parent process."""
+        rows, x = chain.adaptation.final_rows, chain.x
+        if rows is None or x is None:
+            return
+        found = []
+        for _, sl, role, rv, transform in self._start_vars:
+            v = rows[:, role]
+            m, s = float(v.mean()), float(v.std())
+            if _to_value(rv, transform, np.asarray(m)) is None:
+                continue  # a transform that needs other variables: no probe can tell
+            discrete = role == 1 and self.term.is_knn
+            reach = max(BOUND_SDS * s, 1.0) if discrete else BOUND_SDS * s
+            low, high = self._model_range(role)
+            for side, probe in (("lower", m - reach), ("upper", m + reach)):
+                if discrete:
+                    probe = math.floor(probe) if side == "lower" else math.ceil(probe)
+                if reach == 0 or not low <= probe <= high:
+                    continue
+                if self._prior_cut(x, sl, rv, transform, probe):
+                    role_name = "beta" if role == 0 else "k" if discrete else "sigma"
+                    found.append(f"{role_name} {side}")
+                    self._warn_prior_bound(
+                        rv.name, role_name, side, v, probe, reach > BOUND_SDS * s
+                    )
+        chain.prior_bound = ", ".join(found)
+
+    def _warn_prior_bound(self, name, role_name, side, draws, probe, next_value) -> None:
+        widen = ""
+        if role_name == "beta":
+            widen = " (up to beta_max, where the field freezes: pk.beta_max)"
+        elif role_name == "k":
+            widen = f" (up to the smallest class size, {self._k_top()})"
+        near = "the next value" if next_value else f"within {BOUND_SDS:g} sds"
+        warnings.warn(
+            f"{type(self).__name__}: the posterior of {name} presses against the {side} bound of "
+            f"its prior: its final tuning draws have mean {draws.mean():.4g} and sd "
+            f"{draws.std():.3g} (from {draws.min():.4g} to {draws.max():.4g}), and the prior has "
+            f"no mass at {probe:.4g}, {near}. The prior, not the data, ends the posterior there "
+            f"(sample_stats prior_bound). If that bound is not a belief, widen the prior{widen}",
+            PriorBoundWarning,
+            stacklevel=4,
+        )
 
     def _window_closed(self, chain):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
@@ -942,6 +1017,7 @@ class PottsStep(BlockedStep):
             )
         )
         chain.couplings = kept
+        chain.x = x
         self.tractable.raise_error()
         if status == mcmc.PAST_BETA_MAX:
             raise self._beta_error(state[1])
@@ -959,6 +1035,7 @@ class PottsStep(BlockedStep):
             "bridge_sweeps": bridged,
             "screened": screened,
             "dnn_dropped": dropped,
+            "prior_bound": chain.prior_bound,
             **self._aux_stats(n_draws, sweeps, n_inexact, aux_energy),
         }
         if tuning and a.observe(trace, accept, cap, move, noise, bridged):
