@@ -335,7 +335,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
             for b, chains in self.prior_bounds_.items()
             if b in settings
         ]
-        freeze = " (beta_upper up to where the field freezes: pk.beta_max)"
+        freeze = " (past pk.beta_max, where the field nears freezing, auxiliary draws slow down)"
         freeze = freeze if "beta upper" in self.prior_bounds_ else ""
         if found:
             warnings.warn(

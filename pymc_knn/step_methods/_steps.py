@@ -737,7 +737,7 @@ class PottsStep(BlockedStep):
     def _warn_prior_bound(self, name, role_name, side, draws, probe, next_value) -> None:
         widen = ""
         if role_name == "beta":
-            widen = " (up to beta_max, where the field freezes: pk.beta_max)"
+            widen = " (past pk.beta_max, where the field nears freezing, auxiliary draws slow down)"
         elif role_name == "k":
             widen = f" (up to the smallest class size, {self._k_top()})"
         near = "the next value" if next_value else f"within {BOUND_SDS:g} sds"
