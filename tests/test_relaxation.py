@@ -133,9 +133,10 @@ def test_the_first_windows_check_runs_fewer_chains(blobs, monkeypatch):
 
 
 def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
-    """``start="auto"`` and ``delayed_acceptance="auto"``: the observed labels and no screening
-    below ``LARGE_POINTS`` points, the tuned start and screening from it on a kNN term; a start
-    is "tuned" only where the sweeps are, and what the user gives is kept."""
+    """``start="auto"`` and ``delayed_acceptance="auto"`` on a kNN term: the observed labels
+    below ``TUNED_START_POINTS`` points, the tuned start from it, and the screening from
+    ``LARGE_POINTS``; a start is "tuned" only where the sweeps are, and what the user gives is
+    kept."""
     X, y = blobs
 
     def step(**kwargs):
@@ -143,7 +144,10 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
             s = pk.Exchange(**kwargs)
         return s.start, s.delayed_acceptance, s.chain.adaptation.delayed
 
+    monkeypatch.setattr(_steps, "TUNED_START_POINTS", len(y) + 1)
     assert step() == ("observed", False, mcmc.SCREEN_NONE)
+    monkeypatch.setattr(_steps, "TUNED_START_POINTS", len(y))
+    assert step() == ("tuned", False, mcmc.SCREEN_NONE)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
     assert step() == ("tuned", True, mcmc.SCREEN_ALL)
     assert step(sweeps=20)[0] == "observed"
@@ -157,6 +161,7 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
         pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4), sigma=1.0, observed=y)
         dnn = pk.Exchange()
         assert (dnn.start, dnn.delayed_acceptance) == ("observed", False)
+    monkeypatch.setattr(_steps, "TUNED_START_POINTS", len(y) + 1)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
     assert step(start="tuned", delayed_acceptance=True) == ("tuned", True, mcmc.SCREEN_ALL)
 

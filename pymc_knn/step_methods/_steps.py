@@ -86,13 +86,19 @@ LOCALITY_POINTS = 50_000
 points, 6.1 instead of 10.6 at 10^5 and 88 instead of 160 at 10^6; nothing below 2 x 10^4,
 where the labels fit in the caches anyway (benchmarks/README.md, "Locality")."""
 LARGE_POINTS = 10_000
-"""Fewest points from which, on a kNN term, ``start="auto"`` means "tuned" and Exchange's
-``delayed_acceptance="auto"`` means True: both pay where an auxiliary draw is dear and the
-posterior narrow and near normal (at 10^4 points 1.8 times the smallest ESS per second;
-at 3,000 the screening cost ``k`` its mixing, and on 2,000 points in 6 classes even the
-screening of all but the cheap ``k`` moves did); below, and on d-nn terms (at 10^4 points the
-screening cut the ESS five-fold and the tuned start was refused), the observed labels and no
-screening (docs/inference.md, "Defaults by size")."""
+"""Fewest points from which, on a kNN term, Exchange's ``delayed_acceptance="auto"`` means
+True: it pays where an auxiliary draw is dear and the posterior narrow and near normal (at 10^4
+points, with the tuned start, 1.8 times the smallest ESS per second; at 3,000 the screening
+cost ``k`` its mixing, and on 2,000 points in 6 classes even the screening of all but the cheap
+``k`` moves did); below, and on d-nn terms (at 10^4 points the screening cut the ESS
+five-fold), no screening (docs/inference.md, "Defaults by size")."""
+TUNED_START_POINTS = 500
+"""Fewest points from which, on a kNN term with tuned sweeps, ``start="auto"`` means "tuned":
+where the observed labels need 20 sweeps and more (a tuned start is taken only then), as on
+scikit-learn's digits and generated sets of 500-1,000 points (digits with equal neighbours 55-82
+s against 125-145 from the labels; of 36 fits one did not converge, a set whose chains from the
+labels came near failing too); the shipped sets (150-250 points) keep the labels' draws. On
+d-nn terms the labels at every size (at 10^4 points the tuned start was refused)."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -359,7 +365,8 @@ class PottsStep(BlockedStep):
             sweeps is None and self.method != mcmc.PSEUDO and sampler in ("swendsen_wang", "gibbs")
         )
         if start == "auto":
-            start = "tuned" if self._tune_sweeps and self._large() else "observed"
+            tuned = self._tune_sweeps and self._knn_points() >= TUNED_START_POINTS
+            start = "tuned" if tuned else "observed"
         self.start = start
         self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
         return mcmc.Auxiliary(
@@ -371,10 +378,13 @@ class PottsStep(BlockedStep):
             _NO_LABELS,
         )
 
+    def _knn_points(self) -> int:
+        """The points of a kNN term (0 for a d-nn term: the "auto" defaults)."""
+        return self.term.graph.n_points if self.term.is_knn else 0
+
     def _large(self) -> bool:
-        """Whether the term is a kNN term of :data:`LARGE_POINTS` points or more (the "auto"
-        defaults)."""
-        return self.term.is_knn and self.term.graph.n_points >= LARGE_POINTS
+        """Whether the term is a kNN term of :data:`LARGE_POINTS` points or more."""
+        return self._knn_points() >= LARGE_POINTS
 
     def _check_k_radius(self, k_radius):
         if k_radius is None:
@@ -1171,7 +1181,7 @@ _PARAMETERS = """
         from them relax, at the window's 5% and 95% quantiles of beta, in fewer sweeps than
         the observed labels need (by a growth step, a factor sqrt(2), at least) and settle
         where those do (docs/inference.md); fixed after tuning. "auto": "tuned" on a kNN term
-        of 10,000 points or more (with tuned sweeps), else "observed".
+        of 500 points or more (with tuned sweeps), else "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
