@@ -193,6 +193,9 @@ def fit(data, model, seed, method, chains, cores, exchange=None):
         "exchange": exchange or {},
         "aux_sweeps": [float(v) for v in ss["aux_sweeps"].isel(draw=-1).values],
         "mean": {v: round(float(idata.posterior[v].mean()), 4) for v in names},
+        # the prior bounds the chains found the posterior against (the steps' warnings stay
+        # in PyMC's worker processes)
+        "prior_bound": pk.check_prior_bounds(idata, warn=False),
         "warnings": sorted(
             {str(w.message)[:120] for w in caught if issubclass(w.category, UserWarning)}
         ),
