@@ -131,6 +131,15 @@ def test_sigma_against_its_prior_bound_is_warned_about():
     assert pk.check_prior_bounds(idata, warn=False) == {"sigma upper": [0]}
 
 
+def test_bounds_of_two_parameters_are_recorded_together():
+    """Both beta's prior (ends at 1.2, beta about 1.44) and k's (ends at 5, k about 13-17) cut:
+    two warnings, and the stat holds both bounds."""
+    idata, messages = _fit(lambda n: pm.Uniform(n, 0, 1.2), lambda n: pm.DiscreteUniform(n, 1, 5))
+    assert len(messages) == 2
+    assert set(idata.sample_stats["prior_bound"].values.ravel()) == {"beta upper, k upper"}
+    assert pk.check_prior_bounds(idata, warn=False) == {"beta upper": [0], "k upper": [0]}
+
+
 def test_the_parent_process_hears_of_the_bound_through_sample_stats():
     """With cores=2 the steps run in worker processes, whose warnings do not reach a notebook:
     check_prior_bounds raises the warning again from sample_stats, naming the chains."""

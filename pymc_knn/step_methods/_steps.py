@@ -259,7 +259,8 @@ class PottsStep(BlockedStep):
         "bridge_sweeps": (np.int64, []),
         "screened": (np.int64, []),
         "dnn_dropped": (np.float64, []),
-        "prior_bound": (np.dtype("U32"), []),
+        # at most "beta lower, beta upper, sigma lower, sigma upper"
+        "prior_bound": (np.dtype("U64"), []),
     }
     _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, mcmc.SCREEN_NONE
     _field: mcmc.Field
