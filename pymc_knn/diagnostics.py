@@ -174,8 +174,9 @@ class PriorBoundWarning(UserWarning):
 
     The package's steps emit it at the end of tuning, per chain, when a bound of the prior of
     ``beta``, ``k`` or ``sigma`` lies within :data:`BOUND_SDS` sds of the mean of the final
-    tuning draws (for ``k``, or at the next value), where the model itself would go on: the
-    prior, not the data, ends the posterior there. Bounds of the model itself are not warned
+    tuning draws (for ``k``, or at the next value), or the draws fill the prior's range (it has
+    no mass half an sd beyond their farthest on either side), where the model itself would go
+    on: the prior, not the data, ends the posterior there. Bounds of the model itself are not warned
     about: ``beta >= 0``, ``beta <= beta_max`` when the likelihood is given one, ``1 <= k`` up
     to the smallest class size, ``sigma > 0``. A bound that is a belief needs no change;
     otherwise widen the prior. ``beta`` may go past :func:`pymc_knn.beta_max`, where the field

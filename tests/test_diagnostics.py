@@ -140,6 +140,21 @@ def test_bounds_of_two_parameters_are_recorded_together():
     assert pk.check_prior_bounds(idata, warn=False) == {"beta upper": [0], "k upper": [0]}
 
 
+def test_a_prior_narrower_than_the_posterior_on_both_sides_is_warned_about():
+    """Ripley's gaussian d-nn: beta about 1.5 (sd 0.1), sigma about 0.22 (sd 0.02). Priors far
+    narrower fill evenly (a uniform's bounds lie 1.73 sds from its mean, past BOUND_SDS): the
+    draws reaching both ends say so. Four warnings, and the stat holds all four bounds (48
+    characters, none truncated)."""
+    idata, messages = _fit(
+        lambda n: pm.Uniform(n, 1.45, 1.55), sigma_prior=lambda n: pm.Uniform(n, 0.215, 0.23)
+    )
+    bounds = ["beta lower", "beta upper", "sigma lower", "sigma upper"]
+    assert len(messages) == 4
+    assert sum("they fill the prior's range" in m for m in messages) >= 2
+    assert set(idata.sample_stats["prior_bound"].values.ravel()) == {", ".join(bounds)}
+    assert pk.check_prior_bounds(idata, warn=False) == {b: [0] for b in bounds}
+
+
 def test_the_parent_process_hears_of_the_bound_through_sample_stats():
     """With cores=2 the steps run in worker processes, whose warnings do not reach a notebook:
     check_prior_bounds raises the warning again from sample_stats, naming the chains."""

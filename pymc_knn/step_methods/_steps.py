@@ -715,11 +715,12 @@ class PottsStep(BlockedStep):
         return not np.isfinite(self.tractable.evaluate(x1)[0])
 
     def _check_prior_bounds(self, chain) -> None:
-        """Warn when a bound of the prior of beta, k or sigma (the term's own inputs) lies
-        within ``BOUND_SDS`` sds of the mean of the final tuning draws (for k, or the next
-        value), where the model itself would go on: the prior, not the data, ends the posterior
-        there. Recorded per draw as ``prior_bound`` in sample_stats (``"beta upper"``, ...),
-        which :func:`pymc_knn.check_prior_bounds` reads in the parent process."""
+        """Warn when the prior of beta, k or sigma (the term's own inputs) ends the posterior
+        where the model itself would go on: a bound within ``BOUND_SDS`` sds of the mean of the
+        final tuning draws (for k, or at the next value), or both bounds within half an sd of
+        the farthest draws (for k, at the next values), the draws filling a prior narrower than
+        the posterior. Recorded per draw as ``prior_bound`` in sample_stats (``"beta upper"``,
+        ...), which :func:`pymc_knn.check_prior_bounds` reads in the parent process."""
         rows, x = chain.adaptation.final_rows, chain.x
         if rows is None or x is None:
             return
@@ -727,37 +728,43 @@ class PottsStep(BlockedStep):
         for _, sl, role, rv, transform in self._start_vars:
             v = rows[:, role]
             m, s = float(v.mean()), float(v.std())
-            if _to_value(rv, transform, np.asarray(m)) is None:
-                continue  # a transform that needs other variables: no probe can tell
+            if s == 0 or _to_value(rv, transform, np.asarray(m)) is None:
+                continue  # a point mass, or a transform that needs other variables
             discrete = role == 1 and self.term.is_knn
             reach = max(BOUND_SDS * s, 1.0) if discrete else BOUND_SDS * s
+            margin = 1.0 if discrete else 0.5 * s
             low, high = self._model_range(role)
-            for side, probe in (("lower", m - reach), ("upper", m + reach)):
-                if discrete:
-                    probe = math.floor(probe) if side == "lower" else math.ceil(probe)
-                if reach == 0 or not low <= probe <= high:
-                    continue
-                if self._prior_cut(x, sl, rv, transform, probe):
-                    role_name = "beta" if role == 0 else "k" if discrete else "sigma"
+
+            def cut(probe):
+                return low <= probe <= high and self._prior_cut(x, sl, rv, transform, probe)
+
+            near = [cut(math.floor(m - reach) if discrete else m - reach)]
+            near.append(cut(math.ceil(m + reach) if discrete else m + reach))
+            fills = cut(v.min() - margin) and cut(v.max() + margin)
+            role_name = "beta" if role == 0 else "k" if discrete else "sigma"
+            for side, cuts in zip(("lower", "upper"), near):
+                if cuts or fills:
                     found.append(f"{role_name} {side}")
-                    self._warn_prior_bound(
-                        rv.name, role_name, side, v, probe, reach > BOUND_SDS * s
-                    )
+                    self._warn_prior_bound(rv.name, role_name, side, v, "near" if cuts else "fills")
         chain.prior_bound = ", ".join(found)
 
-    def _warn_prior_bound(self, name, role_name, side, draws, probe, next_value) -> None:
+    def _warn_prior_bound(self, name, role_name, side, draws, why) -> None:
         widen = ""
         if role_name == "beta":
             widen = " (past pk.beta_max, where the field nears freezing, auxiliary draws slow down)"
         elif role_name == "k":
             widen = f" (up to the smallest class size, {self._k_top()})"
-        near = "the next value" if next_value else f"within {BOUND_SDS:g} sds"
+        reason = (
+            f"the prior ends within {BOUND_SDS:g} sds of their mean (for k, or at the next value)"
+            if why == "near"
+            else "they fill the prior's range, which ends where they do"
+        )
         warnings.warn(
             f"{type(self).__name__}: the posterior of {name} presses against the {side} bound of "
             f"its prior: its final tuning draws have mean {draws.mean():.4g} and sd "
-            f"{draws.std():.3g} (from {draws.min():.4g} to {draws.max():.4g}), and the prior has "
-            f"no mass at {probe:.4g}, {near}. The prior, not the data, ends the posterior there "
-            f"(sample_stats prior_bound). If that bound is not a belief, widen the prior{widen}",
+            f"{draws.std():.3g} (from {draws.min():.4g} to {draws.max():.4g}), and {reason}. "
+            "The prior, not the data, ends the posterior there (sample_stats prior_bound). If "
+            f"that bound is not a belief, widen the prior{widen}",
             PriorBoundWarning,
             stacklevel=4,
         )
