@@ -243,8 +243,7 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
             )
         else:
             model = self._build_model(X, y_encoded, upper, classes.size)
-            with model, warnings.catch_warnings():
-                warnings.simplefilter("ignore", PriorBoundWarning)  # once below, by parameter
+            with model:
                 idata = pm.sample(
                     self.draws,
                     tune=self.tune,
@@ -403,9 +402,12 @@ class BayesianKNNClassifier(ClassifierMixin, BaseEstimator):
 
     def _step(self):
         if self.method == "pseudo":
-            return PseudoLikelihoodMetropolis()
-        cls = Exchange if self.method == "exchange" else Moller
-        return cls(sampler=self.sampler, sweeps=self.sweeps)
+            step = PseudoLikelihoodMetropolis()
+        else:
+            cls = Exchange if self.method == "exchange" else Moller
+            step = cls(sampler=self.sampler, sweeps=self.sweeps)
+        step.warn_prior_bounds = False  # fit warns once, naming the parameter (also with cores > 1)
+        return step
 
 
 def _default_sigma_upper(X, kernel, standardize) -> float:

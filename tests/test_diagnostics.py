@@ -167,3 +167,76 @@ def test_no_prior_bound_stat_means_nothing_found(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error", pk.PriorBoundWarning)
         assert pk.check_prior_bounds(idata(beta=rng.normal(size=(2, 10)))) == {}
+
+
+def _step_with_draws(k_prior, beta_draws, k_draws, y=None):
+    """An Exchange step on Ripley whose final tuning draws are given (no sampling)."""
+    X, y0 = RIPLEY
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 4)
+        pk.PottsKNN("y", X=X, beta=beta, k=k_prior("k"), observed=y0 if y is None else y)
+        step = pk.Exchange(rng=0)
+    chain = step.chain
+    chain.adaptation.final_rows = np.column_stack([beta_draws, k_draws]).astype(float)
+    chain.x = step.layout.to_x(model.initial_point())
+    return step, chain
+
+
+@pytest.mark.parametrize(
+    "k_draws, found",
+    [
+        (np.repeat([4, 5], [95, 5]), ""),  # mean 4.05: the next value up is 5, in the prior
+        (np.repeat([4, 5], [50, 50]), "k upper"),  # half the draws at the prior's top
+        (np.full(100, 5), "k upper"),  # all of them
+    ],
+)
+def test_k_is_probed_at_the_value_next_to_its_draws(k_draws, found):
+    """``k ~ U{1..5}``: the probe is the value past the draws' bulk, not two values past."""
+    beta = np.linspace(1.3, 1.6, k_draws.size)
+    step, chain = _step_with_draws(lambda n: pm.DiscreteUniform(n, 1, 5), beta, k_draws)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        step._check_prior_bounds(chain)
+    assert chain.prior_bound == found
+
+
+def test_with_missing_labels_k_is_bounded_by_the_smallest_observed_class():
+    """The model's bound on k is the smallest class among the observed labels (the imputed
+    ones do not count): a prior up to it is not warned about when k sits at its top."""
+    X, y = RIPLEY
+    missing = np.flatnonzero(y == 0)[:25]
+    y_masked = np.ma.masked_array(y, mask=np.isin(np.arange(y.size), missing))
+    top = pk.max_k(y[~y_masked.mask])
+    step, chain = _step_with_draws(
+        lambda n: pm.DiscreteUniform(n, 1, top),
+        np.linspace(1.3, 1.6, 50),
+        np.full(50, top),
+        y_masked,
+    )
+    assert step._model_range(1) == (1.0, float(top))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.PriorBoundWarning)
+        step._check_prior_bounds(chain)
+    assert chain.prior_bound == ""
+
+
+def test_a_prior_whose_bound_is_a_free_variable_is_not_probed():
+    """``beta ~ U(0, b)`` with ``b`` free: where the prior ends moves with the chain, so no
+    probe can say (a transform evaluated alone would draw ``b`` at random)."""
+    X, y = RIPLEY
+    with pm.Model(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pk.PriorBoundWarning)
+        b = pm.Uniform("b", 1.2, 1.3)
+        beta = pm.Uniform("beta", 0, b)
+        pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 125), observed=y)
+        idata = pm.sample(
+            draws=50,
+            tune=300,
+            chains=1,
+            cores=1,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    assert not [w for w in caught if w.category is pk.PriorBoundWarning]
+    assert set(idata.sample_stats["prior_bound"].values.ravel()) == {""}

@@ -263,6 +263,9 @@ class PottsStep(BlockedStep):
         "prior_bound": (np.dtype("U64"), []),
     }
     _bridge0, _adapt_bridge, _max_bridge, _delayed = 0, False, MAX_BRIDGE, mcmc.SCREEN_NONE
+    warn_prior_bounds = True
+    """Whether the chains warn of a prior bound the posterior presses against (it is recorded
+    in sample_stats either way); the estimator sets it False and warns once itself."""
     _field: mcmc.Field
     _field_pid: int | None
 
@@ -305,6 +308,9 @@ class PottsStep(BlockedStep):
         self.y = term_labels(model, self.term_rv)
         default = model.initial_point()  # pm.sample's initial_point holds the user's initvals
         point = default if initial_point is None else initial_point
+        if self.term.is_knn:  # Cucala et al.'s bound on k: the smallest observed class
+            known = self.y if self._missing is None else np.delete(self.y, self._missing[0])
+            self._k_top = max(self.term.graph.k_max, max_k(known))
         if self._missing is not None:
             self.y = impute_nearest(self.term, self.y)
         self.aux = self._auxiliary(sampler, sweeps, start, max_sweeps)
@@ -333,6 +339,10 @@ class PottsStep(BlockedStep):
         if self.term.beta_max is not None:
             self._check_beta_prior(model, point)
         self._start_vars = self._start_variables(model)
+        free = set(model.free_RVs)
+        self._fixed_prior = [  # a prior whose bounds are free variables cannot be probed
+            not (set(ancestors(rv.owner.inputs)) & free) for _, _, _, rv, _ in self._start_vars
+        ]
         self._profile_cache = None
         self.chain = self._new_chain()
 
@@ -699,11 +709,8 @@ class PottsStep(BlockedStep):
         if role == 0:
             return 0.0, self.term.beta_max if self.term.beta_max is not None else math.inf
         if self.term.is_knn:
-            return 1.0, float(self._k_top())
+            return 1.0, float(self._k_top)
         return math.ulp(0.0), math.inf
-
-    def _k_top(self) -> int:
-        return max(self.term.graph.k_max, max_k(self.y))
 
     def _prior_cut(self, x, sl, rv, transform, value) -> bool:
         """Whether the prior has no mass at ``value`` of a start variable, ``x`` elsewhere."""
@@ -725,27 +732,38 @@ class PottsStep(BlockedStep):
         if rows is None or x is None:
             return
         found = []
-        for _, sl, role, rv, transform in self._start_vars:
+        warn = self.warn_prior_bounds
+        for (_, sl, role, rv, transform), fixed in zip(self._start_vars, self._fixed_prior):
             v = rows[:, role]
             m, s = float(v.mean()), float(v.std())
-            if s == 0 or _to_value(rv, transform, np.asarray(m)) is None:
-                continue  # a point mass, or a transform that needs other variables
             discrete = role == 1 and self.term.is_knn
-            reach = max(BOUND_SDS * s, 1.0) if discrete else BOUND_SDS * s
+            if (s == 0 and not discrete) or not fixed:
+                continue  # a point mass, or a prior whose bounds move with other variables
+            if _to_value(rv, transform, np.asarray(m)) is None:
+                continue
+            reach = BOUND_SDS * s
             margin = 1.0 if discrete else 0.5 * s
             low, high = self._model_range(role)
 
             def cut(probe):
                 return low <= probe <= high and self._prior_cut(x, sl, rv, transform, probe)
 
-            near = [cut(math.floor(m - reach) if discrete else m - reach)]
-            near.append(cut(math.ceil(m + reach) if discrete else m + reach))
+            if discrete:  # at least the values next to the mean
+                probes = (
+                    min(math.floor(m - reach), math.ceil(m) - 1),
+                    max(math.ceil(m + reach), math.floor(m) + 1),
+                )
+            else:
+                probes = m - reach, m + reach
+            near = [cut(probe) for probe in probes]
             fills = cut(v.min() - margin) and cut(v.max() + margin)
             role_name = "beta" if role == 0 else "k" if discrete else "sigma"
             for side, cuts in zip(("lower", "upper"), near):
                 if cuts or fills:
                     found.append(f"{role_name} {side}")
-                    self._warn_prior_bound(rv.name, role_name, side, v, "near" if cuts else "fills")
+                    if warn:
+                        why = "near" if cuts else "fills"
+                        self._warn_prior_bound(rv.name, role_name, side, v, why)
         chain.prior_bound = ", ".join(found)
 
     def _warn_prior_bound(self, name, role_name, side, draws, why) -> None:
@@ -753,7 +771,10 @@ class PottsStep(BlockedStep):
         if role_name == "beta":
             widen = " (past pk.beta_max, where the field nears freezing, auxiliary draws slow down)"
         elif role_name == "k":
-            widen = f" (up to the smallest class size, {self._k_top()})"
+            widen = f" (up to the smallest class size, {self._k_top}"
+            k_max = self.term.graph.k_max
+            extra = f"; past k_max = {k_max}, give the likelihood k_max= too)"
+            widen += extra if k_max < self._k_top else ")"
         reason = (
             f"the prior ends within {BOUND_SDS:g} sds of their mean (for k, or at the next value)"
             if why == "near"
