@@ -254,3 +254,132 @@ def test_sampler_bad_input():
         gibbs(c, 1.0, start, 3, 42)
     with pytest.raises(TypeError, match="Coupling"):
         gibbs(np.eye(3), 1.0, start, 3, rng)
+
+
+def _components(pairs, n):
+    """Labels of the connected components of ``pairs`` on ``n`` points, numbered in the order of
+    their first point (what a relabelling in index order sees)."""
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in pairs:
+        parent[find(i)] = find(j)
+    return np.array([find(i) for i in range(n)])
+
+
+def _relabelled(roots, G, rng):
+    """Uniform new labels per component, drawn in the order of each component's first point,
+    as the sweeps' relabelling draws them."""
+    label, z = {}, np.empty(roots.size, dtype=np.int64)
+    for i, r in enumerate(roots):
+        if r not in label:
+            label[r] = min(int(rng.random() * G), G - 1)
+        z[i] = label[r]
+    return z
+
+
+# Swendsen-Wang joins its bonds in batches of PENDING after drawing them (a third faster): on
+# graphs with several batches of bonds a sweep must give what the textbook loop (draw a
+# candidate, join it) gives on the same random numbers.
+G_MANY, BETA_MANY = 3, 4.0
+
+
+@pytest.fixture(scope="module")
+def many_bonds():
+    """1,500 2-d points whose labels neighbours share (bands of the first covariate)."""
+    X = np.random.default_rng(0).normal(size=(1500, 2))
+    return X, np.digitize(X[:, 0], [-0.4, 0.4])
+
+
+def _knn_candidates(c, rng):
+    """The candidate edges of a kNN sweep: geometric gaps at the bond probability."""
+    rate = -np.log1p(np.expm1(-BETA_MANY * c.uniform_weight))
+    e = -1
+    while True:
+        gap = rng.standard_exponential() / rate
+        e += 1 + int(gap) if gap < c.src.size else c.src.size
+        if e >= c.src.size:
+            return
+        yield e
+
+
+def test_gathered_bonds_of_a_knn_sweep(many_bonds):
+    from pymc_knn.kernels.swendsen_wang import PENDING, swendsen_wang_sweeps
+
+    X, y = many_bonds
+    c = pk.KNNGraph(X).coupling(10)
+    z, rng = y.copy(), np.random.default_rng(1)
+    a = np.ones(G_MANY)
+    swendsen_wang_sweeps(c.src, c.dst, c.weight, c.uniform_weight, z, BETA_MANY, a, 1, rng)
+    rng = np.random.default_rng(1)
+    bonds = [(c.src[e], c.dst[e]) for e in _knn_candidates(c, rng) if y[c.src[e]] == y[c.dst[e]]]
+    assert len(bonds) > 4 * PENDING
+    np.testing.assert_array_equal(z, _relabelled(_components(bonds, len(y)), G_MANY, rng))
+
+
+def test_gathered_bonds_of_unequal_class_weights(many_bonds):
+    """Each candidate is thinned by its class's weight and recorded, in the loop's order."""
+    from pymc_knn.kernels.swendsen_wang import PENDING, _bond_uniform, _find
+
+    X, y = many_bonds
+    c, n = pk.KNNGraph(X).coupling(10), len(y)
+    w = c.uniform_weight
+    a = np.array([1.0, 0.6, 0.3])
+    parent, size = np.arange(n), np.ones(n, dtype=np.int64)
+    recorded = np.empty(c.src.size, dtype=np.int64)
+    rng = np.random.default_rng(2)
+    n_bonds = _bond_uniform(c.src, c.dst, BETA_MANY, w, y, a, False, parent, size, recorded, rng)
+    rng = np.random.default_rng(2)
+    pmax = -np.expm1(-BETA_MANY * w)
+    want = []
+    for e in _knn_candidates(c, rng):
+        g = y[c.src[e]]
+        if g == y[c.dst[e]] and rng.random() * pmax < -np.expm1(-BETA_MANY * a[g] * w):
+            want.append(e)
+    assert n_bonds > 2 * PENDING
+    np.testing.assert_array_equal(recorded[:n_bonds], want)
+    roots = np.array([_find(parent, i) for i in range(n)])
+    same = _components([(c.src[e], c.dst[e]) for e in want], n)
+    assert np.array_equal(roots[:, None] == roots[None, :], same[:, None] == same[None, :])
+
+
+def test_gathered_bonds_of_a_dnn_sweep(many_bonds):
+    """The d-nn rows' bonds: events of each row's process found in its running sums."""
+    from pymc_knn.kernels.structure import dnn_row_cumulative
+    from pymc_knn.kernels.swendsen_wang import PENDING, swendsen_wang_rows
+
+    X, y = many_bonds[0][:600], many_bonds[1][:600]
+    graph = pk.DistanceGraph(X, kernel="gaussian")
+    order, sorted_sq = graph.sorted_rows()
+    n, beta = len(X), BETA_MANY
+    C, ends = np.empty(sorted_sq.shape), np.empty(n, dtype=np.int64)
+    kernel = pk.graphs.DNN_KERNELS["gaussian"]
+    zeros, a = np.zeros(n, dtype=np.int64), np.ones(G_MANY)
+    dnn_row_cumulative(sorted_sq, order, 0.3, kernel, graph.epsilon, C, ends, zeros, a)
+    z, rng = y.copy(), np.random.default_rng(3)
+    swendsen_wang_rows(order, C, ends, z, beta, a, 1, rng)
+    rng, pairs = np.random.default_rng(3), []
+    left = rng.standard_exponential()
+    for i in range(n):
+        row = C[i, : ends[i]]
+        if left >= beta * row[-1]:
+            left -= beta * row[-1]
+            continue
+        target, t = left / beta, 0
+        while True:
+            t += int(np.searchsorted(row[t:], target))
+            if t >= row.size:
+                break
+            if y[order[i, t]] == y[i]:
+                pairs.append((i, order[i, t]))
+            target = row[t] + rng.standard_exponential() / beta
+            t += 1
+        left = (target - row[-1]) * beta
+    assert len(pairs) > 2 * PENDING
+    rng.standard_exponential()  # the floor's process (no floor here) starts with a draw
+    np.testing.assert_array_equal(z, _relabelled(_components(pairs, n), G_MANY, rng))
