@@ -257,8 +257,8 @@ def test_sampler_bad_input():
 
 
 def _components(pairs, n):
-    """Labels of the connected components of ``pairs`` on ``n`` points, numbered in the order of
-    their first point (what a relabelling in index order sees)."""
+    """Each of ``n`` points' root in a union-find of ``pairs``: equal roots, one connected
+    component (the roots' identity is arbitrary)."""
     parent = list(range(n))
 
     def find(i):
