@@ -35,6 +35,8 @@ from numba import njit
 import pymc_knn as pk
 from pymc_knn.kernels import mcmc
 
+import bench_defaults
+
 
 @njit(cache=True)
 def _aux_loop(f, aux, c, beta, z, n, rng):
@@ -62,19 +64,27 @@ def main():
         default="symmetrised",
         choices=["symmetrised", "equal", "gaussian", "exponential", "ball"],
     )
+    parser.add_argument(
+        "--data", default="ripley", help="a data set of bench_defaults.py (its priors)"
+    )
     parser.add_argument("--iterations", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    X, y, *_ = pk.datasets.load_ripley("train")
     knn = args.model in ("symmetrised", "equal")
-    with pm.Model() as model:
-        beta = pm.Uniform("beta", 0, 4)
-        if knn:
-            k = pm.DiscreteUniform("k", 1, 125)
-            pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=args.model, observed=y)
-        else:
-            sigma = pm.Uniform("sigma", 0, 100)
-            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=args.model, observed=y)
+    if args.data == "ripley":  # the issue's own priors
+        X, y, *_ = pk.datasets.load_ripley("train")
+        with pm.Model() as model:
+            beta = pm.Uniform("beta", 0, 4)
+            if knn:
+                k = pm.DiscreteUniform("k", 1, 125)
+                pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=args.model, observed=y)
+            else:
+                sigma = pm.Uniform("sigma", 0, 100)
+                pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=args.model, observed=y)
+    else:
+        X, y = bench_defaults.load(args.data)
+        model = bench_defaults.build(X, y, args.model)
+    with model:
         cls = {
             "exchange": pk.Exchange,
             "moller": pk.Moller,
@@ -92,13 +102,13 @@ def main():
             compute_convergence_checks=False,
         )
     its = int(idata.sample_stats["iterations"].values[0, 0])
-    b_last = float(idata.posterior["beta"].values[0, -1])
-    point = {"beta_interval__": np.asarray(np.log(b_last / (4 - b_last)))}
-    if knn:
-        point["k"] = np.asarray(idata.posterior["k"].values[0, -1])
-    else:
-        s_last = float(idata.posterior["sigma"].values[0, -1])
-        point["sigma_interval__"] = np.asarray(np.log(s_last / (100 - s_last)))
+    point = {}  # the last draw, on the value variables' (transformed) scale
+    for rv in model.free_RVs:
+        value = np.asarray(idata.posterior[rv.name].values[0, -1])
+        transform = model.rvs_to_transforms[rv]
+        if transform is not None:
+            value = np.asarray(transform.forward(value, *rv.owner.inputs).eval())
+        point[model.rvs_to_values[rv].name] = value
     x = step.layout.to_x(point)
     lp, b, theta = step.tractable.evaluate(x)
     chain = step.chain
@@ -161,7 +171,7 @@ def main():
     total = int(run.sample_stats["iterations"].sum() + run.warmup_sample_stats["iterations"].sum())
     t_per_iteration = run.sample_stats.attrs["sampling_time"] / total
     print(
-        f"{platform.machine()}, {platform.python_version()}; Ripley, {args.model}, "
+        f"{platform.machine()}, {platform.python_version()}; {args.data}, {args.model}, "
         f"{args.method}, beta = {b:.3f}, theta = {theta:.4g}, {its} iterations per draw, scaling "
         f"{chain.adaptation.scale:.3f}, graph step {chain.adaptation.steps}"
     )

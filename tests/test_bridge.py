@@ -130,34 +130,50 @@ def _dnn_estimates(ratio, case, n_bridge, seed=1):
     return terms, exact
 
 
-def lagging_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
-    """A broken d-nn bridge: each sweep runs in the field before its own (``t_{s-1}``)."""
+def read_in_place(f, c0, c1, beta0, beta1, z, n_bridge, rng):
+    """The d-nn bridge with its fields' running sums read where the events fall (on 8 points
+    the rows are short and :data:`~pymc_knn.kernels.mcmc.WRITTEN_ROW` writes them out)."""
+    return bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, 0)
+
+
+def written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=0):
+    """The d-nn bridge with each field's running sums written out by numpy; with ``lag = 1`` a
+    broken one, each sweep run in the field before its own (``t_{s-1}``)."""
     total = 0.0
+    ends = np.maximum(c0[10], c1[10])
+    rows = np.arange(c0[7].shape[1])
+    carried = [
+        np.take_along_axis(c[7], np.clip(rows[None, :], 0, c[10][:, None] - 1), axis=1)
+        * (c[10][:, None] > 0)
+        for c in (c0, c1)
+    ]
     for s in range(n_bridge + 1):
         total += beta0 * mcmc._energy(f, c0, z) - beta1 * mcmc._energy(f, c1, z)
         if s == n_bridge:
             break
-        t = s / (n_bridge + 1)
-        ends = np.maximum(c0[10], c1[10])
-        rows = np.arange(c0[7].shape[1])
-        carried = [
-            np.take_along_axis(c[7], np.minimum(rows[None, :], c[10][:, None] - 1), axis=1)
-            for c in (c0, c1)
-        ]
+        t = (s + 1 - lag) / (n_bridge + 1)
         mixed = t * beta0 * carried[0] + (1 - t) * beta1 * carried[1]
         floor = t * beta0 * c0[9] + (1 - t) * beta1 * c1[9]
         swendsen_wang_rows(f.order, mixed, ends, z, 1.0, f.class_weights, 1, rng, floor)
     return total / (n_bridge + 1)
 
 
+def lagging_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
+    """A broken d-nn bridge: each sweep runs in the field before its own (``t_{s-1}``)."""
+    return written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=1)
+
+
 ESTIMATES = {
     "knn": (_estimates, bridged_log_ratio),
     "dnn": (_dnn_estimates, bridged_log_ratio_rows),
+    "dnn, read in place": (_dnn_estimates, read_in_place),
 }
 
 
 @pytest.mark.parametrize(
-    "kind, case", [("knn", c) for c in CASES] + [("dnn", c) for c in DNN_CASES]
+    "kind, case",
+    [("knn", c) for c in CASES]
+    + [(kind, c) for kind in ("dnn", "dnn, read in place") for c in DNN_CASES],
 )
 @pytest.mark.parametrize("n_bridge", [0, 3])
 def test_the_bridged_ratio_is_unbiased(kind, case, n_bridge):
@@ -187,3 +203,35 @@ def test_the_check_rejects_a_lagging_bridge(kind, case, lagging):
     kNN case: z = -25 at 3 fields)."""
     terms, exact = ESTIMATES[kind][0](lagging, case, 3)
     assert abs(_z_score(terms, exact)) > 4
+
+
+@pytest.mark.parametrize(
+    "kernel, sigmas", [("gaussian", (0.5, 0.6)), ("exponential", (2.0, 2.6)), ("ball", (0.8, 1.1))]
+)
+def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas):
+    """A bridging field's running sums read where the events fall give the term and the labels
+    of the field written out (the bridge's own way for short rows, and numpy's), to the bit:
+    gaussian and exponential rows of 110-119 entries, the ball's of 0-64 ending apart."""
+    X, y = small_problem(5, n=120, G=3)
+    with pm.Model():
+        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
+    f = step.field
+    c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
+    assert not np.array_equal(c0[10], c1[10]) or kernel == "exponential"  # rows end apart
+    for pair in ((c0, c1), (c1, c0)):  # the shorter rows' sums carried in either table
+        out = []
+        for written_row in (None, 0, 1 << 30):
+            z = y.astype(np.int64).copy()
+            rng = np.random.default_rng(3)
+            args = f, *pair, 1.2, 1.6, z, 6, rng
+            if written_row is None:
+                term = written_rows(*args)
+            else:
+                term = bridged_log_ratio_rows(*args, np.nan, written_row)
+            out.append((term, z))
+        assert not np.array_equal(out[0][1], y)
+        for term, z in out[1:]:
+            assert term == out[0][0]
+            np.testing.assert_array_equal(z, out[0][1])

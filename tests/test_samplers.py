@@ -174,10 +174,42 @@ def test_the_row_search_finds_what_a_binary_search_does(weights, start, share):
     C = np.cumsum(w)
     target = share * C[-1]
     want = C.size if start >= C.size else start + int(np.searchsorted(C[start:], target))
-    assert _first_at_least(C, start, target) == want
+    assert _first_at_least(C[None], 0, C.size, start, target) == want
     for t in (C[min(start, C.size - 1)], C[-1]):  # targets equal to a running sum
         want = C.size if start >= C.size else start + int(np.searchsorted(C[start:], t))
-        assert _first_at_least(C, start, t) == want
+        assert _first_at_least(C[None], 0, C.size, start, t) == want
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40),
+    st.lists(st.floats(0.0, 1.0), min_size=0, max_size=40),
+    st.integers(0, 45),
+    st.floats(0.0, 1.2),
+    st.floats(0.0, 3.0),
+)
+def test_the_row_search_of_a_bridging_field(weights, weights1, start, share, a0):
+    """Through a bridging field (two rows' running sums mixed as they are read, each carried past
+    its end) the search returns what it does on the field written out, as the bridge did before
+    it read the sums in place: rows of other lengths, an empty one, a coefficient 0."""
+    from pymc_knn.kernels.swendsen_wang import _first_at_least
+
+    w0 = np.sort(np.asarray(weights))[::-1]
+    w1 = np.sort(np.asarray(weights1))[::-1]
+    n = max(w0.size, w1.size)
+    C0, C1 = np.zeros((1, n)), np.zeros((1, n))
+    C0[0, : w0.size], C1[0, : w1.size] = np.cumsum(w0), np.cumsum(w1)
+    e0, e1 = np.array([w0.size]), np.array([w1.size])
+    a1 = 3.0 - a0
+    carried = [
+        C[0, np.minimum(np.arange(n), e[0] - 1)] if e[0] else np.zeros(n)
+        for C, e in ((C0, e0), (C1, e1))
+    ]
+    mixed = a0 * carried[0] + a1 * carried[1]
+    for target in (share * mixed[-1], mixed[min(start, n - 1)]):
+        want = n if start >= n else start + int(np.searchsorted(mixed[start:], target))
+        got = _first_at_least(C0, 0, n, start, target, (e0, C1, e1, a0, a1))
+        assert got == want
 
 
 def test_the_test_rejects_a_wrong_distribution():

@@ -88,13 +88,20 @@ from .structure import (
     rows_energy,
     rows_to_edges,
 )
-from .swendsen_wang import swendsen_wang_pair, swendsen_wang_rows, swendsen_wang_sweeps
+from .swendsen_wang import _row_at, swendsen_wang_pair, swendsen_wang_rows, swendsen_wang_sweeps
 
 EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
 SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
 BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE, BETA_JUMP = 0, 1, 2, 3, 4, 5
 SCREEN_NONE, SCREEN_MOST, SCREEN_ALL = 0, 1, 2
+WRITTEN_ROW = 64
+"""Mean entries a row up to which a d-nn bridging field is written out before its sweep, beyond
+which the sweep reads its running sums where the events fall (:func:`bridged_log_ratio_rows`):
+on the ball kernel's short rows (7-34 entries on glass, Ripley, Pima, shells3, class20) writing
+cost 0.65-0.8 of reading, on gaussian and exponential rows (120-1,000 entries, Ripley to
+class20) reading cost 0.65-0.9 of writing (benchmarks/README.md, "Bridging fields read in
+place")."""
 """Which moves the delayed acceptance screens: none, all but the local graph moves that are not
 bridged, every move."""
 JUMP_BRIDGE = 4
@@ -451,7 +458,7 @@ def relaxation_state(f, replicates, max_sweeps):
 
 
 @njit(cache=True)
-def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng):
+def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1=np.nan):
     """The exchange algorithm's auxiliary term with bridging (Murray et al. 2006, section 5).
 
     ``c0``, ``c1``: couplings ``(src, dst, weight, uniform_weight, ...)`` of the kNN graphs at
@@ -460,7 +467,8 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng):
     ``q_s ∝ q(. | theta0)^{t_s} q(. | theta1)^{1 - t_s}``, ``t_s = s / (n_bridge + 1)`` (the
     Potts field on the union of both edge lists, each scaled by its weight). Returns
     ``sum_{s=0..n_bridge} [log q(z_s | theta0) - log q(z_s | theta1)] / (n_bridge + 1)``;
-    ``n_bridge = 0`` is the plain exchange term.
+    ``n_bridge = 0`` is the plain exchange term. ``ez1``: ``log q(z | theta1) / beta1`` on
+    entry when known (the auxiliary draw's energy), else computed.
     """
     src0, dst0, w0, u0 = c0[0], c0[1], c0[2], c0[3]
     src1, dst1, w1, u1 = c1[0], c1[1], c1[2], c1[3]
@@ -477,9 +485,8 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng):
         dst[e0:] = dst1
     total = 0.0
     for s in range(n_bridge + 1):
-        total += beta0 * _edges_energy(c0, z, class_weights) - beta1 * _edges_energy(
-            c1, z, class_weights
-        )
+        energy1 = ez1 if s == 0 and not np.isnan(ez1) else _edges_energy(c1, z, class_weights)
+        total += beta0 * _edges_energy(c0, z, class_weights) - beta1 * energy1
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
@@ -503,32 +510,43 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng):
 
 
 @njit(cache=True)
-def bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
+def bridged_log_ratio_rows(
+    f, c0, c1, beta0, beta1, z, n_bridge, rng, ez1=np.nan, written_row=WRITTEN_ROW
+):
     """:func:`bridged_log_ratio` for a d-nn field. Both ``sigma`` order a row's neighbours
     alike (the kernel falls with distance), so the field ``q(. | theta0)^t q(. | theta1)^(1-t)``
     has the running sums ``t beta0 C0 + (1 - t) beta1 C1`` along each row (a shorter row's sum
     carried to the longer's end) and the floors ``t beta0 floor0 + (1 - t) beta1 floor1``, and
-    one sweep of :func:`swendsen_wang_rows` at beta 1 moves ``z`` through it."""
+    one sweep of :func:`swendsen_wang_rows` at beta 1 moves ``z`` through it: written out when
+    the rows hold at most ``written_row`` entries on average (:data:`WRITTEN_ROW`), else read
+    where the events fall (its ``pair``), with the same draws either way. ``ez1``:
+    ``E_theta1(z)`` when known (the auxiliary draw's), else computed."""
     C0, e0, floor0 = c0[7], c0[10], c0[9]
     C1, e1, floor1 = c1[7], c1[10], c1[9]
     n = z.size
     ends = np.maximum(e0, e1)
-    mixed = np.empty_like(C0)
+    in_place = ends.sum() > written_row * n
+    mixed = np.empty((0, 0) if in_place else C0.shape)
     floor = np.empty(n)
+    a = f.class_weights
     total = 0.0
     for s in range(n_bridge + 1):
-        total += beta0 * _energy(f, c0, z) - beta1 * _energy(f, c1, z)
+        energy1 = ez1 if s == 0 and not np.isnan(ez1) else _energy(f, c1, z)
+        total += beta0 * _energy(f, c0, z) - beta1 * energy1
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
         a0, a1 = t * beta0, (1.0 - t) * beta1
         for i in range(n):
-            for r in range(ends[i]):
-                v0 = C0[i, min(r, e0[i] - 1)] if e0[i] > 0 else 0.0
-                v1 = C1[i, min(r, e1[i] - 1)] if e1[i] > 0 else 0.0
-                mixed[i, r] = a0 * v0 + a1 * v1
             floor[i] = a0 * floor0[i] + a1 * floor1[i]
-        swendsen_wang_rows(f.order, mixed, ends, z, 1.0, f.class_weights, 1, rng, floor)
+        pair = (e0, C1, e1, a0, a1)
+        if in_place:
+            swendsen_wang_rows(f.order, C0, ends, z, 1.0, a, 1, rng, floor, pair)
+            continue
+        for i in range(n):
+            for r in range(ends[i]):
+                mixed[i, r] = _row_at(C0, i, r, pair)
+        swendsen_wang_rows(f.order, mixed, ends, z, 1.0, a, 1, rng, floor)
     return total / (n_bridge + 1.0)
 
 
@@ -539,9 +557,9 @@ def _exchange_term(f, aux, c0, c1, beta0, beta1, same_graph, bridge, z, rng):
     used, exact = auxiliary_draw(f, aux, c1, beta1, z, rng)
     ez1 = _energy(f, c1, z)
     if bridge > 0 and not same_graph and f.kind == DNN:
-        term = bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, bridge, rng)
+        term = bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, bridge, rng, ez1)
     elif bridge > 0 and not same_graph:
-        term = bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng)
+        term = bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng, ez1)
     else:
         term = beta0 * (ez1 if same_graph else _energy(f, c0, z)) - beta1 * ez1
     return term, used, exact, ez1

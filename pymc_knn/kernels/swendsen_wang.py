@@ -223,31 +223,45 @@ def _relabel(
 
 
 @njit(cache=True)
-def _first_at_least(c, start, target):
-    """The first index ``t >= start`` with ``c[t] >= target`` in a row of running sums of
-    non-increasing weights (a kernel's, nearest first), or ``c.size``.
+def _row_at(C, i, r, pair):
+    """Row ``i``'s running sum at ``r``: ``C[i, r]``, or with ``pair = (ends0, C1, ends1, a0,
+    a1)`` that of the field ``a0 C + a1 C1``, each table's sum carried past its row's end
+    (:func:`pymc_knn.kernels.mcmc.bridged_log_ratio_rows`), computed where it is read."""
+    if pair is None:
+        return C[i, r]
+    e0, C1, e1, a0, a1 = pair
+    v0 = C[i, min(r, e0[i] - 1)] if e0[i] > 0 else 0.0
+    v1 = C1[i, min(r, e1[i] - 1)] if e1[i] > 0 else 0.0
+    return a0 * v0 + a1 * v1
+
+
+@njit(cache=True)
+def _first_at_least(C, i, n, start, target, pair=None):
+    """The first index ``t >= start`` with ``c[t] >= target`` in a row ``c`` of ``n`` running
+    sums of non-increasing weights (a kernel's, nearest first: row ``i`` of ``C``, or of the
+    pair's field, :func:`_row_at`), or ``n``.
 
     ``(t + 1) c[0] >= c[t]``, so ``t >= target / c[0] - 1``: the search gallops from there. On a
     ball kernel's row (equal weights in the ball) that is the answer or next to it; an event
     beyond the row's end is found by one comparison.
     """
-    n = c.size
-    if start >= n or c[n - 1] < target:
+    if start >= n or _row_at(C, i, n - 1, pair) < target:
         return n
     lo = start
-    if c[0] > 0.0:
-        guess = int(target / c[0]) - 1  # one below the bound: room for the sums' rounding
-        if guess > lo and c[guess - 1] < target:
+    first = _row_at(C, i, 0, pair)
+    if first > 0.0:
+        guess = int(target / first) - 1  # one below the bound: room for the sums' rounding
+        if guess > lo and _row_at(C, i, guess - 1, pair) < target:
             lo = guess
     hi = lo
     step = 1
-    while c[hi] < target:  # ends: c[n - 1] >= target
+    while _row_at(C, i, hi, pair) < target:  # ends: c[n - 1] >= target
         lo = hi + 1
         hi = min(hi + step, n - 1)
         step *= 2
     while lo < hi:  # c[lo - 1] < target <= c[hi]
         mid = (lo + hi) >> 1
-        if c[mid] < target:
+        if _row_at(C, i, mid, pair) < target:
             lo = mid + 1
         else:
             hi = mid
@@ -304,7 +318,9 @@ def _floor_events(rate_of, floor, z, parent, size, equal_classes, n_bonds, bond_
 
 
 @njit(cache=True)
-def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, floor=None):
+def swendsen_wang_rows(
+    order, C, ends, z, beta, class_weights, n_sweeps, rng, floor=None, pair=None
+):
     """Swendsen-Wang updates on ``z`` in place, from directed weights sorted along each row.
 
     ``C[i, r]`` (``r < ends[i]``) is the running sum along row ``i`` of the weights of ``i``'s
@@ -324,6 +340,11 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
     (the ball kernel's floor on a kept table,
     :func:`~pymc_knn.kernels.structure.dnn_table_cumulative`): its events,
     ``beta a_g floor[i] (n - 1)`` expected, go to uniformly drawn others, after every row's.
+
+    ``pair`` (optional): ``(ends0, C1, ends1, a0, a1)``, the sweep is through the field of
+    running sums ``a0 C + a1 C1`` (rows of ``ends``, the longer of ``ends0`` and ``ends1``),
+    read where the events fall (:func:`_row_at`) rather than written out: a bridging field of
+    two d-nn couplings costs a sweep, not a pass over both tables.
     """
     n = C.shape[0]
     if floor is None:
@@ -355,33 +376,34 @@ def swendsen_wang_rows(order, C, ends, z, beta, class_weights, n_sweeps, rng, fl
             end = ends[i]
             if not rate > 0.0 or end == 0:
                 continue
-            c_row = C[i, :end]
-            span = rate * c_row[end - 1]
+            last = _row_at(C, i, end - 1, pair)
+            span = rate * last
             if left >= span:
                 left -= span
                 continue
             target = left / rate
             t = 0
             while True:
-                t = _first_at_least(c_row, t, target)
+                t = _first_at_least(C, i, end, t, target, pair)
                 if t >= end:
                     break
                 j = order[i, t]
                 pending[m, 0] = i
                 pending[m, 1] = j
+                at = _row_at(C, i, t, pair)
                 if equal_classes:
                     m += z[j] == g
                 elif z[j] == g:  # room for every row's bonds: the floor's come after
                     m += 1
                     bond_src[n_bonds] = i
-                    bond_w[n_bonds] = c_row[t] - (c_row[t - 1] if t else 0.0)
+                    bond_w[n_bonds] = at - (_row_at(C, i, t - 1, pair) if t else 0.0)
                     n_bonds += 1
                 if m == PENDING:
                     _join(parent, size, pending, m)
                     m = 0
-                target = c_row[t] + rng.standard_exponential() / rate
+                target = at + rng.standard_exponential() / rate
                 t += 1
-            left = (target - c_row[end - 1]) * rate
+            left = (target - last) * rate
         _join(parent, size, pending, m)
         # the floor's events after every row's: growing the bond arrays in the loop above
         # would slow it by a third even where it never happens
