@@ -163,8 +163,14 @@ def lagging_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     return written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=1)
 
 
+def nested_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
+    """The kNN bridge counting both graphs' equal pairs in one pass (symmetrised graphs)."""
+    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, True)
+
+
 ESTIMATES = {
     "knn": (_estimates, bridged_log_ratio),
+    "knn, one pass": (_estimates, nested_counts),
     "dnn": (_dnn_estimates, bridged_log_ratio_rows),
     "dnn, read in place": (_dnn_estimates, read_in_place),
 }
@@ -173,6 +179,7 @@ ESTIMATES = {
 @pytest.mark.parametrize(
     "kind, case",
     [("knn", c) for c in CASES]
+    + [("knn, one pass", "symmetrised")]
     + [(kind, c) for kind in ("dnn", "dnn, read in place") for c in DNN_CASES],
 )
 @pytest.mark.parametrize("n_bridge", [0, 3])
@@ -235,3 +242,22 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas):
         for term, z in out[1:]:
             assert term == out[0][0]
             np.testing.assert_array_equal(z, out[0][1])
+
+
+@pytest.mark.parametrize("k0, k1", [(3, 7), (7, 3), (5, 5)])
+def test_one_pass_counts_draw_as_two(k0, k1):
+    """A kNN bridge counting the equal pairs of both symmetrised graphs in one pass gives the
+    term and labels of two passes, to the bit, on 60 points, the larger graph either side."""
+    X, y = small_problem(6, n=60, G=2)
+    g = pk.KNNGraph(X, k_max=8)
+    a = np.ones(2)
+    c0, c1 = ((c.src, c.dst, c.weight, c.uniform_weight) for c in map(g.coupling, (k0, k1)))
+    out = []
+    for nested in (False, True):
+        z = y.astype(np.int64).copy()
+        rng = np.random.default_rng(8)
+        term = bridged_log_ratio(c0, c1, 1.1, 1.4, z, 5, a, rng, np.nan, nested)
+        out.append((term, z))
+    assert not np.array_equal(out[0][1], y)
+    assert out[0][0] == out[1][0]
+    np.testing.assert_array_equal(out[0][1], out[1][1])

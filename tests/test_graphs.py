@@ -142,6 +142,27 @@ def test_a_renumbered_knn_graph_is_the_same_graph(kind):
             assert row == row2
 
 
+@pytest.mark.parametrize("renumbered", [False, True])
+def test_nested_equal_pairs_count_both_graphs(renumbered):
+    """One pass over the symmetrised graph at the larger ``k`` counts the equal pairs of both
+    graphs of a bridged ``k`` move, as two passes do (in the points' order and breadth first),
+    for every pair of ``k`` and labels that are not a partition's best."""
+    from pymc_knn.kernels.energy import equal_pairs, nested_equal_pairs
+    from pymc_knn.kernels.structure import NO_ORDER, breadth_first_order, knn_edges
+
+    X, y = small_problem(4, n=60, G=3)
+    g = pk.KNNGraph(X, k_max=9)
+    perm = breadth_first_order(g.neighbours, 3) if renumbered else NO_ORDER
+    rank = np.empty_like(perm)
+    rank[perm] = np.arange(perm.size)
+    z = np.random.default_rng(2).integers(0, 3, size=len(X))
+    edges = {k: knn_edges(g.neighbours, g.reverse_rank, k, False, perm, rank) for k in range(1, 10)}
+    for big in range(1, 10):
+        for small in range(1, big + 1):
+            want = (equal_pairs(*edges[big][:2], z), equal_pairs(*edges[small][:2], z))
+            assert nested_equal_pairs(*edges[big][:2], z, big, small) == want
+
+
 def test_two_point_normalising_constant_from_the_paper():
     """000 section 2.1: for n = 2, k = 1 the energy is 2 [y1 == y2], so Z = 2 e^{2 beta} + 2."""
     g = pk.KNNGraph(np.array([[0.0], [1.0]]), standardize=False)

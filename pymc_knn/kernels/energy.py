@@ -50,6 +50,27 @@ def equal_pairs(src, dst, z):
 
 
 @njit(cache=True)
+def nested_equal_pairs(src, dst, z, k_big, k_small):
+    """:func:`equal_pairs` of a symmetrised kNN edge list of ``k_big`` entries a row (each row's
+    neighbours nearest first, :func:`~pymc_knn.kernels.structure.knn_edges`) and of the graph at
+    ``k_small <= k_big``, its first ``k_small`` entries a row, in one pass: ``(big, small)``. A
+    bridging field of a ``k`` move reads both counts; a row's own label is read once."""
+    big = 0
+    small = 0
+    for start in range(0, src.size, k_big):
+        g = z[src[start]]
+        near = 0
+        for p in range(start, start + k_small):
+            near += z[dst[p]] == g
+        far = 0
+        for p in range(start + k_small, start + k_big):
+            far += z[dst[p]] == g
+        small += near
+        big += near + far
+    return big, small
+
+
+@njit(cache=True)
 def knn_energy_all_k(neighbours, reverse_rank, z, class_weights, equal):
     """Energies ``E_k(z)`` for ``k = 1..K`` of a kNN model in one pass over the ranks.
 

@@ -75,7 +75,7 @@ import numpy as np
 from numba import njit, types
 
 from .cftp import cftp_potts2
-from .energy import energy, equal_pairs, local_fields, log_pl_derivatives
+from .energy import energy, equal_pairs, local_fields, log_pl_derivatives, nested_equal_pairs
 from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
 from .signals import check_signals
@@ -95,15 +95,15 @@ SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
 BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE, BETA_JUMP = 0, 1, 2, 3, 4, 5
 SCREEN_NONE, SCREEN_MOST, SCREEN_ALL = 0, 1, 2
+"""Which moves the delayed acceptance screens: none, all but the local graph moves that are not
+bridged, every move."""
 WRITTEN_ROW = 64
 """Mean entries a row up to which a d-nn bridging field is written out before its sweep, beyond
 which the sweep reads its running sums where the events fall (:func:`bridged_log_ratio_rows`):
 on the ball kernel's short rows (7-34 entries on glass, Ripley, Pima, shells3, class20) writing
 cost 0.65-0.8 of reading, on gaussian and exponential rows (120-1,000 entries, Ripley to
-class20) reading cost 0.65-0.9 of writing (benchmarks/README.md, "Bridging fields read in
-place")."""
-"""Which moves the delayed acceptance screens: none, all but the local graph moves that are not
-bridged, every move."""
+class20) reading cost 0.65-0.9 of writing (benchmarks/README.md, "Bridging fields: read in
+place, counted in one pass")."""
 JUMP_BRIDGE = 4
 """A jump move that the tuned bridging (``bridge_unit``) bridges at all goes through this many
 times the stages (fields + 1) of a graph move of its size, so its ratio's noise variance is
@@ -458,7 +458,9 @@ def relaxation_state(f, replicates, max_sweeps):
 
 
 @njit(cache=True)
-def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1=np.nan):
+def bridged_log_ratio(
+    c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1=np.nan, nested=False
+):
     """The exchange algorithm's auxiliary term with bridging (Murray et al. 2006, section 5).
 
     ``c0``, ``c1``: couplings ``(src, dst, weight, uniform_weight, ...)`` of the kNN graphs at
@@ -468,7 +470,9 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1
     Potts field on the union of both edge lists, each scaled by its weight). Returns
     ``sum_{s=0..n_bridge} [log q(z_s | theta0) - log q(z_s | theta1)] / (n_bridge + 1)``;
     ``n_bridge = 0`` is the plain exchange term. ``ez1``: ``log q(z | theta1) / beta1`` on
-    entry when known (the auxiliary draw's energy), else computed.
+    entry when known (the auxiliary draw's energy), else computed. ``nested``: the edge lists
+    are a symmetrised kNN model's (the smaller graph's edges the first of each row of the
+    larger's), whose equal pairs a field then counts in one pass (:func:`nested_equal_pairs`).
     """
     src0, dst0, w0, u0 = c0[0], c0[1], c0[2], c0[3]
     src1, dst1, w1, u1 = c1[0], c1[1], c1[2], c1[3]
@@ -483,10 +487,23 @@ def bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1
         src[e0:] = src1
         dst[:e0] = dst0
         dst[e0:] = dst1
+    nested = nested and fast and z.size > 0
+    k0, k1 = src0.size // max(z.size, 1), src1.size // max(z.size, 1)
     total = 0.0
     for s in range(n_bridge + 1):
-        energy1 = ez1 if s == 0 and not np.isnan(ez1) else _edges_energy(c1, z, class_weights)
-        total += beta0 * _edges_energy(c0, z, class_weights) - beta1 * energy1
+        if s == 0 and not np.isnan(ez1):
+            energy0, energy1 = _edges_energy(c0, z, class_weights), ez1
+        elif nested:
+            if k0 >= k1:
+                n0, n1 = nested_equal_pairs(src0, dst0, z, k0, k1)
+            else:
+                n1, n0 = nested_equal_pairs(src1, dst1, z, k1, k0)
+            energy0 = u0 * class_weights[0] * n0
+            energy1 = u1 * class_weights[0] * n1
+        else:
+            energy0 = _edges_energy(c0, z, class_weights)
+            energy1 = _edges_energy(c1, z, class_weights)
+        total += beta0 * energy0 - beta1 * energy1
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
@@ -559,7 +576,8 @@ def _exchange_term(f, aux, c0, c1, beta0, beta1, same_graph, bridge, z, rng):
     if bridge > 0 and not same_graph and f.kind == DNN:
         term = bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, bridge, rng, ez1)
     elif bridge > 0 and not same_graph:
-        term = bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng, ez1)
+        nested = f.kind == KNN_SYMMETRISED
+        term = bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng, ez1, nested)
     else:
         term = beta0 * (ez1 if same_graph else _energy(f, c0, z)) - beta1 * ez1
     return term, used, exact, ez1
