@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 import numpy as np
 
@@ -24,18 +23,10 @@ import pymc_knn as pk
 from pymc_knn.kernels import mcmc
 
 from bench_defaults import build, load
+from bench_iteration import best
 
 FIELDS = 60
 REPEAT = 7
-
-
-def best(fn, repeat=REPEAT):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def measure(spec):
@@ -56,10 +47,12 @@ def measure(spec):
             mcmc.bridged_log_ratio_rows(f, c0, c1, beta, beta, z, fields, rng, np.nan, written_row)
 
         run(2)
-        per_field[name] = (best(lambda: run(FIELDS)) - best(lambda: run(0))) / FIELDS
-    t_coupling = best(lambda: mcmc.coupling(f, s1, False))
-    t_energy = best(lambda: mcmc._energy(f, c0, z))
-    t_sweep = best(lambda: mcmc._sweeps(f, step.aux, c1, beta, z, 10, rng)) / 10
+        per_field[name] = (
+            best(lambda: run(FIELDS), REPEAT) - best(lambda: run(0), REPEAT)
+        ) / FIELDS
+    t_coupling = best(lambda: mcmc.coupling(f, s1, False), REPEAT)
+    t_energy = best(lambda: mcmc._energy(f, c0, z), REPEAT)
+    t_sweep = best(lambda: mcmc._sweeps(f, step.aux, c1, beta, z, 10, rng), REPEAT) / 10
     chosen = "in place" if entries > mcmc.WRITTEN_ROW * y.size else "written"
     print(
         f"{data:8s} {kernel:11s} {entries / y.size:6.1f} entries a row | field written "
