@@ -23,6 +23,7 @@ from pymc_knn.step_methods._adaptation import (
     FUTILE_TIME,
     JUMP_DEFENSIVE,
     TARGET_NOISE,
+    UNSEEN_DEPARTURES,
     WIDE_FACTOR,
     Adaptation,
     draw_iterations,
@@ -324,6 +325,40 @@ def test_the_end_of_tuning_reads_the_mixing_after_a_stuck_window(rng):
     assert finished(moving) == pytest.approx(alone)
     short = since(FIRST_WINDOW // 2)
     assert finished(short) > 3 * iterations_for(Adaptation._window_tau(short[:, 2:]))
+
+
+def test_final_rows_that_never_left_k_though_departures_were_due_bound_its_time(rng):
+    """class20 at seed 1: a chain whose settled windows saw ``k`` away from 6 a share ``p`` of the
+    time, then whose final tuning rows never left 6 though ``T`` departures were expected (the
+    sum of the graph moves' acceptance probabilities) chose its iterations from beta alone and
+    mixed ``k`` at an ESS of 66. With ``T >= UNSEEN_DEPARTURES`` the time of ``k`` is bounded
+    by ``2 p L / T`` over the ``L`` final rows; with fewer expected (shells3), with ``k`` moving
+    in the final rows, or never seen elsewhere, beta's time sets the iterations as before."""
+
+    def finished(expected, moved=False, away=40):
+        a = adaptation()
+        observe(a, still_k(rng, FIRST_WINDOW, k=4.0), acc=0.3, move=GRAPH_MOVE)
+        second = still_k(rng, 2 * FIRST_WINDOW, k=6.0)
+        second[:away, 3] = 3.0
+        observe(a, second, acc=0.3, move=GRAPH_MOVE)
+        n = 4 * FIRST_WINDOW  # the third window (800 rows at 6), then as many since
+        for _ in range(2):
+            observe(a, still_k(rng, n, k=6.0), acc=expected / (2 * n), move=GRAPH_MOVE)
+        if moved:
+            observe(a, still_k(rng, 1, k=5.0), acc=0.0, move=GRAPH_MOVE)
+        a.finish()
+        return a.iterations
+
+    beta_alone = finished(0.0)
+    assert beta_alone < 1.5  # beta's draws are independent
+    p = 40 / (6 * FIRST_WINDOW)
+    for expected in (1.25 * UNSEEN_DEPARTURES, 4.0, 10.0):
+        want = iterations_for(2 * p * 8 * FIRST_WINDOW / expected)
+        assert want > 3
+        assert finished(expected) == pytest.approx(want, rel=1e-9)
+    assert finished(0.9 * UNSEEN_DEPARTURES) == beta_alone
+    assert finished(4.0, away=0) == beta_alone
+    assert finished(4.0, moved=True) < 1.5
 
 
 def test_a_window_without_a_move_asks_for_more_iterations(rng):

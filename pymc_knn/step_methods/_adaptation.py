@@ -15,7 +15,8 @@ What is tuned, per chain:
 * the mean number of iterations per stored draw (each draw takes its floor or ceiling at random),
   from the integrated autocorrelation time measured in the latest window (of each coordinate and
   of its tail indicators), so that a stored draw is worth about ``1 / TARGET_TAU`` of an
-  independent one;
+  independent one; where the final rows never saw the (discrete) graph coordinates move though
+  departures were due (``UNSEEN_DEPARTURES``), their time is bounded from the rate of those;
 * for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
@@ -114,6 +115,14 @@ rare excursion ends within a few draws. Where ``k``'s posterior is nearly a poin
 at ``k = 4``) the tail ESS of ``k`` is the number of excursions, each as long as the way back
 takes: at the balanced share of bridged moves (10% of the iterations there) one excursion
 lasted 27 draws, and ESS_tail(k) was 165 of 4000 (docs/inference.md, "Excursions from home")."""
+UNSEEN_DEPARTURES = 2.0
+"""Expected departures (the sum of the graph moves' acceptance probabilities) from a value of the
+(discrete) graph coordinates that the final tuning rows never left, above which their integrated
+time is bounded from the departures' rate rather than read from beta alone (:meth:`Adaptation.
+_unseen_departures_tau`). Seeing none of ``T`` expected has probability about ``exp(-T)``: below
+2 (0.14) a constant series is what a short stay predicts (shells3's chains: 0.4-0.6 expected,
+``k`` 99% at one value) and bounds there cost a fourfold wall for nothing; class20's chain whose
+last 2,354 rows sat at ``k = 6`` expected 2.86 and mixed ``k`` at an ESS of 66 without one."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 MAX_BRIDGE = 128
@@ -591,6 +600,28 @@ class Adaptation:
         rows = np.concatenate(since)[:, 2 + self.n_free :]
         return len(rows) >= FIRST_WINDOW and bool(np.any(np.ptp(rows, axis=0) > 0))
 
+    def _unseen_departures_tau(self, rows, transitions) -> float:
+        """A lower bound on the integrated time of the (discrete) graph coordinates when a block
+        of tuning draws never saw them move, though ``transitions`` (at least
+        ``UNSEEN_DEPARTURES``) departures were expected, and the settled windows saw them
+        elsewhere (else ``nan``). A constant series says nothing of its own time, so beta's
+        would set the iterations alone. Two-state arithmetic: away a share ``p`` of the time and
+        leaving at a rate ``a`` per iteration, the indicator's time is about ``2 p / a``; ``p``
+        is the settled windows' share away, ``a`` is ``transitions`` over the rows (a count of
+        the departures that did not happen, which is better than the none that did)."""
+        graph = rows[:, 2 + self.n_free :]
+        if (
+            not graph.shape[1]
+            or not np.all(self.graph_discrete)
+            or transitions < UNSEEN_DEPARTURES
+            or np.any(np.ptp(graph, axis=0) > 0)
+            or not self._pooled
+        ):
+            return math.nan
+        settled = np.concatenate(self._pooled)[:, self.n_free :]
+        away = float(np.mean(np.any(settled != graph[0], axis=1)))
+        return 2.0 * away * len(rows) / transitions if away > 0 else math.nan
+
     def finish(self) -> None:
         """End of tuning: the iterations per draw and whether the graph moves are futile, from
         the latest closed window and the iterations since, pooled (one window's tail
@@ -607,7 +638,11 @@ class Adaptation:
             self.final_rows = rows[:, :2].copy()
             self.futile_at = self._futile_at(rows, transitions)
             self.home_at = self._home_at(rows)
-            tau = self._window_tau(rows[:, 2:])
+            tau = float(
+                np.fmax(
+                    self._window_tau(rows[:, 2:]), self._unseen_departures_tau(rows, transitions)
+                )
+            )
             if self.adapt_iterations and np.isfinite(tau):
                 self.tau = tau
                 self.iterations = min(iterations_for(tau), self.max_iterations)
