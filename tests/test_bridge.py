@@ -16,7 +16,13 @@ import pymc_knn as pk
 from pymc_knn.kernels.energy import energy
 from pymc_knn.kernels.enumeration import decode_labelling, state_energies
 from pymc_knn.kernels import mcmc
-from pymc_knn.kernels.mcmc import bridged_log_ratio, bridged_log_ratio_rows
+from pymc_knn.kernels.mcmc import (
+    FIELD_ROW_SWEEP,
+    MAX_FIELD_SWEEPS,
+    bridged_log_ratio,
+    bridged_log_ratio_rows,
+    field_sweeps,
+)
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows, swendsen_wang_sweeps
 
 from conftest import small_problem
@@ -136,9 +142,18 @@ def read_in_place(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     return bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, 0)
 
 
-def written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=0):
-    """The d-nn bridge with each field's running sums written out by numpy; with ``lag = 1`` a
-    broken one, each sweep run in the field before its own (``t_{s-1}``)."""
+def several_sweeps(f, c0, c1, beta0, beta1, z, n_bridge, rng):
+    """The d-nn bridge with as many sweeps a field as its mean row has entries (up to
+    :data:`~pymc_knn.kernels.mcmc.MAX_FIELD_SWEEPS`), read in place: on 8 points a field has one
+    sweep by default (:data:`~pymc_knn.kernels.mcmc.FIELD_ROW_SWEEP`)."""
+    assert field_sweeps(c0[10], c1[10], 1) > 1
+    return bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, 0, 1)
+
+
+def written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=0, sweeps=1):
+    """The d-nn bridge with each field's running sums written out by numpy (``sweeps`` a
+    field); with ``lag = 1`` a broken one, each sweep run in the field before its own
+    (``t_{s-1}``)."""
     total = 0.0
     ends = np.maximum(c0[10], c1[10])
     rows = np.arange(c0[7].shape[1])
@@ -154,7 +169,7 @@ def written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=0):
         t = (s + 1 - lag) / (n_bridge + 1)
         mixed = t * beta0 * carried[0] + (1 - t) * beta1 * carried[1]
         floor = t * beta0 * c0[9] + (1 - t) * beta1 * c1[9]
-        swendsen_wang_rows(f.order, mixed, ends, z, 1.0, f.class_weights, 1, rng, floor)
+        swendsen_wang_rows(f.order, mixed, ends, z, 1.0, f.class_weights, sweeps, rng, floor)
     return total / (n_bridge + 1)
 
 
@@ -173,6 +188,7 @@ ESTIMATES = {
     "knn, one pass": (_estimates, nested_counts),
     "dnn": (_dnn_estimates, bridged_log_ratio_rows),
     "dnn, read in place": (_dnn_estimates, read_in_place),
+    "dnn, several sweeps a field": (_dnn_estimates, several_sweeps),
 }
 
 
@@ -180,7 +196,11 @@ ESTIMATES = {
     "kind, case",
     [("knn", c) for c in CASES]
     + [("knn, one pass", "symmetrised")]
-    + [(kind, c) for kind in ("dnn", "dnn, read in place") for c in DNN_CASES],
+    + [
+        (kind, c)
+        for kind in ("dnn", "dnn, read in place", "dnn, several sweeps a field")
+        for c in DNN_CASES
+    ],
 )
 @pytest.mark.parametrize("n_bridge", [0, 3])
 def test_the_bridged_ratio_is_unbiased(kind, case, n_bridge):
@@ -242,6 +262,44 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas):
         for term, z in out[1:]:
             assert term == out[0][0]
             np.testing.assert_array_equal(z, out[0][1])
+
+
+@pytest.mark.parametrize("kernel, sigmas", [("gaussian", (0.5, 0.6)), ("ball", (0.8, 1.1))])
+def test_several_sweeps_a_field_draw_as_a_written_bridge(kernel, sigmas):
+    """A field of several sweeps (here one per 20 entries of the mean row) gives the term and
+    labels of numpy's written bridge with as many sweeps, read in place or written out."""
+    X, y = small_problem(5, n=120, G=3)
+    with pm.Model():
+        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
+    f = step.field
+    c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
+    sweeps = field_sweeps(c0[10], c1[10], 20)
+    assert 1 < sweeps < field_sweeps(c0[10], c1[10], 1)  # neither one nor the cap
+    out = []
+    for written_row in (None, 0, 1 << 30):
+        z = y.astype(np.int64).copy()
+        rng = np.random.default_rng(3)
+        args = f, c0, c1, 1.2, 1.6, z, 4, rng
+        if written_row is None:
+            term = written_rows(*args, sweeps=sweeps)
+        else:
+            term = bridged_log_ratio_rows(*args, np.nan, written_row, 20)
+        out.append((term, z))
+    for term, z in out[1:]:
+        assert term == out[0][0]
+        np.testing.assert_array_equal(z, out[0][1])
+
+
+def test_field_sweeps_follow_the_mean_row():
+    """One sweep per FIELD_ROW_SWEEP entries of the mean row (the longer table's), between 1 and
+    MAX_FIELD_SWEEPS."""
+    short, long = np.array([7, 9, 0]), np.array([3, 12, 9])
+    assert field_sweeps(short, long, 3) == 3  # rows of 7, 12, 9: 28 / 3 / 3 = 3.1
+    assert field_sweeps(short, long) == 1
+    assert field_sweeps(np.full(5, 3 * FIELD_ROW_SWEEP), np.zeros(5, np.int64)) == 3
+    assert field_sweeps(np.full(5, 10**6), np.zeros(5, np.int64)) == MAX_FIELD_SWEEPS
 
 
 @pytest.mark.parametrize("k0, k1", [(3, 7), (7, 3), (5, 5)])

@@ -104,6 +104,17 @@ on the ball kernel's short rows (7-34 entries on glass, Ripley, Pima, shells3, c
 cost 0.65-0.8 of reading, on gaussian and exponential rows (120-1,000 entries, Ripley to
 class20) reading cost 0.65-0.9 of writing (benchmarks/README.md, "Bridging fields: read in
 place, counted in one pass")."""
+FIELD_ROW_SWEEP = 120
+"""Mean entries a row per Swendsen-Wang sweep of a d-nn bridging field (:func:`field_sweeps`): a
+field costs its two energies, which read every entry, and its sweeps, which probe a few, so on
+long rows one sweep is a small part of a field and a field that relaxes ``z`` further is cheap.
+On make_classification's 1,000 points (rows of 985 entries, an energy 0.83 ms, a sweep 0.1-0.24
+ms) one sweep per field barely moves ``z`` (an auxiliary draw there takes 40): 16 fields of one
+sweep left the ratio's noise variance at 4.8 times ``v / (m + 1)`` (``v`` the unbridged one), 4 and
+8 sweeps at 2.0 and 1.4 times, for 1.4 and 1.9 times the field's cost (benchmarks/README.md,
+"Sweeps per bridging field"). Half the energies' cost in sweeps is about the best trade there."""
+MAX_FIELD_SWEEPS = 8
+"""Most sweeps per d-nn bridging field."""
 JUMP_BRIDGE = 4
 """A jump move that the tuned bridging (``bridge_unit``) bridges at all goes through this many
 times the stages (fields + 1) of a graph move of its size, so its ratio's noise variance is
@@ -527,22 +538,45 @@ def bridged_log_ratio(
 
 
 @njit(cache=True)
+def field_sweeps(e0, e1, row_sweep=FIELD_ROW_SWEEP):
+    """Swendsen-Wang sweeps per bridging field of a d-nn move between tables whose rows end at
+    ``e0`` and ``e1``: one per ``row_sweep`` entries of the mean row (:data:`FIELD_ROW_SWEEP`),
+    between 1 and :data:`MAX_FIELD_SWEEPS`."""
+    total = 0
+    for i in range(e0.size):
+        total += max(e0[i], e1[i])
+    return min(max(int(round(total / (row_sweep * e0.size))), 1), MAX_FIELD_SWEEPS)
+
+
+@njit(cache=True)
 def bridged_log_ratio_rows(
-    f, c0, c1, beta0, beta1, z, n_bridge, rng, ez1=np.nan, written_row=WRITTEN_ROW
+    f,
+    c0,
+    c1,
+    beta0,
+    beta1,
+    z,
+    n_bridge,
+    rng,
+    ez1=np.nan,
+    written_row=WRITTEN_ROW,
+    row_sweep=FIELD_ROW_SWEEP,
 ):
     """:func:`bridged_log_ratio` for a d-nn field. Both ``sigma`` order a row's neighbours
     alike (the kernel falls with distance), so the field ``q(. | theta0)^t q(. | theta1)^(1-t)``
     has the running sums ``t beta0 C0 + (1 - t) beta1 C1`` along each row (a shorter row's sum
     carried to the longer's end) and the floors ``t beta0 floor0 + (1 - t) beta1 floor1``, and
-    one sweep of :func:`swendsen_wang_rows` at beta 1 moves ``z`` through it: written out when
-    the rows hold at most ``written_row`` entries on average (:data:`WRITTEN_ROW`), else read
-    where the events fall (its ``pair``), with the same draws either way. ``ez1``:
+    :func:`field_sweeps` sweeps of :func:`swendsen_wang_rows` at beta 1 move ``z`` through it
+    (each leaves the field invariant, so the estimate stays unbiased: Neal 2001): written out
+    when the rows hold at most ``written_row`` entries on average (:data:`WRITTEN_ROW`), else
+    read where the events fall (its ``pair``), with the same draws either way. ``ez1``:
     ``E_theta1(z)`` when known (the auxiliary draw's), else computed."""
     C0, e0, floor0 = c0[7], c0[10], c0[9]
     C1, e1, floor1 = c1[7], c1[10], c1[9]
     n = z.size
     ends = np.maximum(e0, e1)
     in_place = ends.sum() > written_row * n
+    sweeps = field_sweeps(e0, e1, row_sweep)
     mixed = np.empty((0, 0) if in_place else C0.shape)
     floor = np.empty(n)
     a = f.class_weights
@@ -558,12 +592,12 @@ def bridged_log_ratio_rows(
             floor[i] = a0 * floor0[i] + a1 * floor1[i]
         pair = (e0, C1, e1, a0, a1)
         if in_place:
-            swendsen_wang_rows(f.order, C0, ends, z, 1.0, a, 1, rng, floor, pair)
+            swendsen_wang_rows(f.order, C0, ends, z, 1.0, a, sweeps, rng, floor, pair)
             continue
         for i in range(n):
             for r in range(ends[i]):
                 mixed[i, r] = _row_at(C0, i, r, pair)
-        swendsen_wang_rows(f.order, mixed, ends, z, 1.0, a, 1, rng, floor)
+        swendsen_wang_rows(f.order, mixed, ends, z, 1.0, a, sweeps, rng, floor)
     return total / (n_bridge + 1.0)
 
 
@@ -901,7 +935,8 @@ def run_iterations(
     status, n_accepted, accept_sum, sweeps_sum, n_draws, n_inexact, aux_energy, bridge_sweeps, \
 screened, cache
         ``n_draws`` auxiliary draws were made, ``n_inexact`` of them approximate,
-        ``bridge_sweeps`` sweeps through bridging fields, and ``screened`` proposals were
+        ``bridge_sweeps`` bridging fields (a kNN field is one sweep, a d-nn field
+        :func:`field_sweeps`), and ``screened`` proposals were
         rejected by the delayed acceptance's first stage (their acceptance probability counts as
         0: given the first stage's uniform, an unbiased estimate of the move's). ``status``
         is ``PAST_BETA_MAX`` (the iteration stopped at a proposal past beta_max with

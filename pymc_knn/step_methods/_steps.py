@@ -1287,8 +1287,9 @@ class Exchange(PottsStep):
     of independent estimates of the same ratio), aiming at a variance of 4 nats^2; small moves
     need none (``m = 0``: the plain exchange algorithm). A d-nn term of ``LARGE_POINTS`` (10^4)
     points or more is not bridged by default (a bridging field there mixes two tables of about
-    ``n^2`` entries); ``bridge=m`` bridges it. sample_stats ``bridge_sweeps``: the draw's
-    sweeps through bridging fields.
+    ``n^2`` entries); ``bridge=m`` bridges it. A d-nn field makes one Swendsen-Wang sweep per
+    120 entries of the mean row, up to 8 (its energies read every entry, its sweeps a few).
+    sample_stats ``bridge_sweeps``: the draw's bridging fields (a kNN field is one sweep).
     """
         + _PARAMETERS
         + """    bridge : int, optional
