@@ -232,13 +232,15 @@ def test_the_check_rejects_a_lagging_bridge(kind, case, lagging):
     assert abs(_z_score(terms, exact)) > 4
 
 
+@pytest.mark.parametrize("row_sweep", [FIELD_ROW_SWEEP, 20], ids=["one sweep", "several"])
 @pytest.mark.parametrize(
     "kernel, sigmas", [("gaussian", (0.5, 0.6)), ("exponential", (2.0, 2.6)), ("ball", (0.8, 1.1))]
 )
-def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas):
+def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas, row_sweep):
     """A bridging field's running sums read where the events fall give the term and the labels
     of the field written out (the bridge's own way for short rows, and numpy's), to the bit:
-    gaussian and exponential rows of 110-119 entries, the ball's of 0-64 ending apart."""
+    gaussian and exponential rows of 110-119 entries, the ball's of 0-64 ending apart; with one
+    sweep a field (the default on such rows) and with several (one per 20 entries)."""
     X, y = small_problem(5, n=120, G=3)
     with pm.Model():
         beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
@@ -247,6 +249,8 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas):
     f = step.field
     c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
     assert not np.array_equal(c0[10], c1[10]) or kernel == "exponential"  # rows end apart
+    sweeps = field_sweeps(c0[10], c1[10], row_sweep)
+    assert sweeps == 1 if row_sweep == FIELD_ROW_SWEEP else 1 < sweeps < MAX_FIELD_SWEEPS
     for pair in ((c0, c1), (c1, c0)):  # the shorter rows' sums carried in either table
         out = []
         for written_row in (None, 0, 1 << 30):
@@ -254,42 +258,14 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas):
             rng = np.random.default_rng(3)
             args = f, *pair, 1.2, 1.6, z, 6, rng
             if written_row is None:
-                term = written_rows(*args)
+                term = written_rows(*args, sweeps=sweeps)
             else:
-                term = bridged_log_ratio_rows(*args, np.nan, written_row)
+                term = bridged_log_ratio_rows(*args, np.nan, written_row, row_sweep)
             out.append((term, z))
         assert not np.array_equal(out[0][1], y)
         for term, z in out[1:]:
             assert term == out[0][0]
             np.testing.assert_array_equal(z, out[0][1])
-
-
-@pytest.mark.parametrize("kernel, sigmas", [("gaussian", (0.5, 0.6)), ("ball", (0.8, 1.1))])
-def test_several_sweeps_a_field_draw_as_a_written_bridge(kernel, sigmas):
-    """A field of several sweeps (here one per 20 entries of the mean row) gives the term and
-    labels of numpy's written bridge with as many sweeps, read in place or written out."""
-    X, y = small_problem(5, n=120, G=3)
-    with pm.Model():
-        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
-        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
-        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
-    f = step.field
-    c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
-    sweeps = field_sweeps(c0[10], c1[10], 20)
-    assert 1 < sweeps < field_sweeps(c0[10], c1[10], 1)  # neither one nor the cap
-    out = []
-    for written_row in (None, 0, 1 << 30):
-        z = y.astype(np.int64).copy()
-        rng = np.random.default_rng(3)
-        args = f, c0, c1, 1.2, 1.6, z, 4, rng
-        if written_row is None:
-            term = written_rows(*args, sweeps=sweeps)
-        else:
-            term = bridged_log_ratio_rows(*args, np.nan, written_row, 20)
-        out.append((term, z))
-    for term, z in out[1:]:
-        assert term == out[0][0]
-        np.testing.assert_array_equal(z, out[0][1])
 
 
 def test_field_sweeps_follow_the_mean_row():
