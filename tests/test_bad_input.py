@@ -544,6 +544,33 @@ STEPS = [
         r"prior of beta reaches past beta_max = 2",
     ),
     Case(
+        "beta-expression-past-beta-max",
+        lambda: step(
+            model=knn(
+                beta=lambda: pm.Deterministic("beta", 2 * pm.Uniform("b", 0, 2)), beta_max=2.0
+            )
+        ),
+        ValueError,
+        r"beta is an expression whose prior reaches past beta_max = 2: \d+ of 1000 prior draws",
+    ),
+    Case(  # the point check sees the bound at its start, 2: the joint prior reaches 3
+        "beta-free-bound-past-beta-max",
+        lambda: step(
+            model=knn(beta=lambda: pm.Uniform("beta", 0, pm.Uniform("top", 1, 3)), beta_max=2.5)
+        ),
+        ValueError,
+        r"beta is a variable whose prior has free inputs whose prior reaches past beta_max = 2.5",
+    ),
+    Case(  # the bound starts at 3 <= k_max
+        "k-free-bound-past-k-max",
+        lambda: step(
+            model=knn(k=lambda: pm.DiscreteUniform("k", 1, pm.DiscreteUniform("top", 1, 6)))
+        ),
+        ValueError,
+        r"k is a variable whose prior has free inputs whose prior puts mass on k outside "
+        r"1..k_max = 4: \d+ of 1000",
+    ),
+    Case(
         "k-prior-past-k-max",
         lambda: step(model=knn(k=lambda: pm.DiscreteUniform("k", 1, 7))),
         ValueError,

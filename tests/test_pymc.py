@@ -575,10 +575,16 @@ def test_a_beta_prior_past_beta_max_is_refused():
         k = pm.DiscreteUniform("k", 1, 4)
         pk.PottsKNN("y", X=X, beta=beta, k=k, beta_max=2.0, observed=y)
         pk.Exchange()
-    with pm.Model():  # an expression: caught at the first proposal past it
+    with pm.Model():  # an expression: caught on prior draws
         b = pm.Normal("b", 1, 0.3)
         k = pm.DiscreteUniform("k", 1, 4)
         pk.PottsKNN("y", X=X, beta=pm.math.exp(b), k=k, beta_max=2.0, observed=y)
+        with pytest.raises(ValueError, match="expression whose prior reaches past beta_max"):
+            pk.Exchange()
+    with pm.Model():  # one PyMC cannot draw from: caught at the first proposal past it
+        b = pm.Flat("b")  # starts at 0: beta at beta_max
+        k = pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=1.0 + pm.math.exp(b), k=k, beta_max=2.0, observed=y)
         with pytest.raises(ValueError, match="reaches past beta_max"):
             pm.sample(
                 draws=200,

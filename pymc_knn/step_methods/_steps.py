@@ -511,16 +511,34 @@ class PottsStep(BlockedStep):
             )
 
     def _check_expression_support(self, model):
-        """A beta, k or sigma that is an expression of free variables (a Deterministic) must
-        stay in range under their prior, or the kernel's rejections would truncate it silently:
-        checked on ``PRIOR_CHECK_DRAWS`` prior draws (skipped for priors PyMC cannot draw)."""
+        """A beta, k or sigma whose prior involves free variables other than itself (an
+        expression of them, a Deterministic, or a variable whose prior's bounds are free) must
+        stay in range under that prior, or the kernel's rejections would truncate it silently;
+        beta must also stay within ``beta_max``. The point checks (:meth:`_check_beta_support`,
+        :meth:`_check_k_prior`, :meth:`_check_beta_prior`) see such a prior at one value of its
+        free inputs only: checked on ``PRIOR_CHECK_DRAWS`` draws from the joint prior instead
+        (skipped for priors PyMC cannot draw; a proposal past ``beta_max`` still stops the
+        sampler with the same error)."""
+        free = set(model.free_RVs)
         for role, expr in enumerate(self.node.inputs[2:4]):
-            if expr in model.free_RVs or not set(ancestors([expr])) & set(model.free_RVs):
+            inputs = expr.owner.inputs if expr in free else [expr]
+            if not set(ancestors(inputs)) & free:
                 continue
             try:
                 draws = np.asarray(pm.draw(expr, draws=PRIOR_CHECK_DRAWS, random_seed=0), float)
             except NotImplementedError:  # e.g. pm.Flat: no prior draws
                 continue
+            name = expr.name or ("beta" if role == 0 else "theta")
+            kind = "a variable whose prior has free inputs" if expr in free else "an expression"
+            if role == 0 and self.term.beta_max is not None and (draws > self.term.beta_max).any():
+                raise ValueError(
+                    f"{name} is {kind} whose prior reaches past beta_max = "
+                    f"{self.term.beta_max:g}: {(draws > self.term.beta_max).sum()} of "
+                    f"{PRIOR_CHECK_DRAWS} prior draws (up to {draws.max():.4g}); beyond beta_max "
+                    "the field is frozen in one class and its auxiliary draws break down (Cucala "
+                    "et al. 2009, section 3). Give its inputs priors that keep it within "
+                    f"[0, {self.term.beta_max:g}]"
+                )
             if role == 0:
                 bad, what = draws < 0, "beta < 0 (the interaction parameter is >= 0)"
             elif self.term.is_knn:
@@ -529,16 +547,15 @@ class PottsStep(BlockedStep):
             else:
                 bad, what = ~(draws > 0), "sigma <= 0 (the kernel scale is > 0)"
             if bad.any():
-                name = expr.name or ("beta" if role == 0 else "theta")
                 raise ValueError(
-                    f"{name} is an expression whose prior puts mass on {what}: {bad.sum()} of "
+                    f"{name} is {kind} whose prior puts mass on {what}: {bad.sum()} of "
                     f"{PRIOR_CHECK_DRAWS} prior draws; the sampler would reject those values and "
                     "silently truncate the prior. Give its inputs priors that keep it in range"
                 )
 
     def _check_beta_prior(self, model, point):
-        """When beta is a free variable, its prior must not reach past the term's beta_max (an
-        expression is checked on every proposal instead)."""
+        """When beta is a free variable, its prior must not reach past the term's beta_max (at
+        the point's values of its prior's inputs; see also :meth:`_check_expression_support`)."""
         found = self._beta_value_at(model, point, self.term.beta_max * (1 + 1e-6) + 1e-9)
         if found is not None and np.isfinite(found[0]):
             raise self._beta_error(found[1])
