@@ -13,7 +13,14 @@ import pytest
 import pymc_knn as pk
 from pymc_knn import graphs
 from pymc_knn.kernels.energy import energy
-from pymc_knn.kernels.structure import CUT_SLACK, NO_SHELLS, dnn_table_cumulative, rows_energy
+from pymc_knn.kernels.structure import (
+    CUT_SLACK,
+    LOG_NEGLIGIBLE,
+    NO_SHELLS,
+    dnn_table_cumulative,
+    exp_negligible_into,
+    rows_energy,
+)
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
 from pymc_knn.testing import all_labelings, label_probabilities
 
@@ -31,6 +38,19 @@ def ripley():
 
 def narrow(monkeypatch, width):
     monkeypatch.setattr(graphs, "DNN_START_WIDTH", width)
+
+
+def test_row_weights_exponential_within_an_ulp_of_libm():
+    """The rows' own exponential (vectorised) against numpy's over the arguments a row's
+    weights take, with the reduction's edges; exact at 0 (the nearest point's weight)."""
+    half = np.log(2.0) / 2
+    edges = [0.0, -0.0, -1e-300, -1e-17, LOG_NEGLIGIBLE, -half, np.nextafter(-half, 0), -1.5 * half]
+    x = np.concatenate([edges, np.random.default_rng(0).uniform(LOG_NEGLIGIBLE, 0, 100_000)])
+    w = x.copy()
+    exp_negligible_into(w, w.size - 3)  # only the first end entries
+    ref = np.exp(x)
+    assert np.all(np.abs(w[:-3] - ref[:-3]) <= np.spacing(ref[:-3]))
+    assert np.array_equal(w[-3:], x[-3:]) and w[0] == 1.0 and w[1] == 1.0
 
 
 def test_default_drop_tol_keeps_every_pair_on_small_data(ripley):

@@ -413,6 +413,46 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, ends, y, cla
     )
 
 
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e00
+
+
+@njit(cache=True)
+def exp_negligible_into(w, end):
+    """``w[:end] = exp(w[:end])`` for arguments in ``[LOG_NEGLIGIBLE, 0]`` (a row's log weights
+    relative to its nearest), within 1 ulp of libm's and about three times as fast: libm's
+    ``exp`` does not vectorise, and the exponentials are four fifths of a d-nn coupling.
+
+    ``x = k log 2 + r`` (``|r| <= log(2) / 2``, ``log 2`` in two parts so that ``r`` is exact),
+    ``exp(r)`` by its Taylor polynomial of degree 13 (remainder under ``1e-17``), times ``2^k``
+    built from its exponent bits; neither loop branches, so both vectorise.
+    """
+    bits = np.empty(end, dtype=np.int64)
+    for i in range(end):
+        x = w[i]
+        k = np.floor(x * _INV_LN2 + 0.5)
+        r = (x - k * _LN2_HI) - k * _LN2_LO
+        p = 1.0 / 6227020800.0
+        p = p * r + 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        w[i] = p * r + 1.0
+        bits[i] = (np.int64(k) + 1023) << 52
+    scale = bits.view(np.float64)
+    for i in range(end):
+        w[i] *= scale[i]
+
+
 @njit(cache=True)
 def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
     """Row weights relative to the nearest, into ``w``: ``(end, phi, tail)``.
@@ -439,14 +479,16 @@ def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
         gaussian = gaussian_factor(sigma)
         end = np.searchsorted(sq, sq[0] + LOG_NEGLIGIBLE / gaussian, side="right")
         for r in range(end):
-            w[r] = np.exp((sq[r] - sq[0]) * gaussian)
+            w[r] = (sq[r] - sq[0]) * gaussian
+        exp_negligible_into(w, end)
         tail = np.exp((sq[L - 1] - sq[0]) * gaussian)
     else:
         top = np.sqrt(sq[0])
         reach = top - LOG_NEGLIGIBLE / sigma
         end = np.searchsorted(sq, reach * reach, side="right")
         for r in range(end):
-            w[r] = np.exp((top - np.sqrt(sq[r])) * sigma)
+            w[r] = (top - np.sqrt(sq[r])) * sigma
+        exp_negligible_into(w, end)
         tail = np.exp((top - np.sqrt(sq[L - 1])) * sigma)
     return end, phi, tail
 
@@ -681,6 +723,10 @@ the fewest whenever the exact rest is within this share of the bound, and far fe
 computed (on 10^4 2-d points, about two thirds of those out to :data:`LOG_NEGLIGIBLE`)."""
 
 
+CUT_BLOCK = 64
+"""Weights :func:`_cut_weights` computes at a time before it looks for its cut among them."""
+
+
 @njit(cache=True)
 def row_weights(
     sq, sigma, kernel, epsilon, w, floor_mode, drop_tol, shells, i, shell_step, n_dropped
@@ -730,14 +776,20 @@ def _cut_weights(sq, sigma, kernel, w, dropped, drop_tol):
         end = np.searchsorted(sq, reach * reach, side="right")
     kept = 0.0
     p = end
-    for r in range(end):
-        if kernel == GAUSSIAN:
-            w[r] = np.exp((sq[r] - sq[0]) * factor)
-        else:
-            w[r] = np.exp((top - np.sqrt(sq[r])) * sigma)
-        kept += w[r]
-        if (L - 1 - r) * w[r] + dropped <= CUT_SLACK * allowed * kept:
-            p = r + 1
+    for start in range(0, end, CUT_BLOCK):  # the exponentials a block at a time (they vectorise)
+        stop = min(end, start + CUT_BLOCK)
+        for r in range(start, stop):
+            if kernel == GAUSSIAN:
+                w[r] = (sq[r] - sq[0]) * factor
+            else:
+                w[r] = (top - np.sqrt(sq[r])) * sigma
+        exp_negligible_into(w[start:stop], stop - start)
+        for r in range(start, stop):
+            kept += w[r]
+            if (L - 1 - r) * w[r] + dropped <= CUT_SLACK * allowed * kept:
+                p = r + 1
+                break
+        if p < end:
             break
     if p < end:  # each point past p weighs at most w[p - 1]
         rest = dropped + (L - p) * w[p - 1]
