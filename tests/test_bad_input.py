@@ -378,13 +378,13 @@ STEPS = [
         "beta-expression-negative",
         lambda: step(model=knn(beta=lambda: pm.Deterministic("beta", pm.Normal("b", 0.5, 1)))),
         ValueError,
-        r"beta is an expression whose prior puts mass on beta < 0",
+        r"beta \(an expression of free variables\) puts prior mass on beta < 0",
     ),
     Case(
         "sigma-expression-not-positive",
         lambda: step(model=dnn(sigma=lambda: pm.Deterministic("sigma", pm.Normal("s", 1, 1)))),
         ValueError,
-        r"sigma is an expression whose prior puts mass on sigma <= 0",
+        r"sigma \(an expression of free variables\) puts prior mass on sigma <= 0",
     ),
     Case(
         "sampler-unknown",
@@ -551,7 +551,8 @@ STEPS = [
             )
         ),
         ValueError,
-        r"beta is an expression whose prior reaches past beta_max = 2: \d+ of 1000 prior draws",
+        r"beta \(an expression of free variables\) reaches past beta_max = 2 under its prior: "
+        r"\d+ of 1000 prior draws",
     ),
     Case(  # the point check sees the bound at its start, 2: the joint prior reaches 3
         "beta-free-bound-past-beta-max",
@@ -559,7 +560,7 @@ STEPS = [
             model=knn(beta=lambda: pm.Uniform("beta", 0, pm.Uniform("top", 1, 3)), beta_max=2.5)
         ),
         ValueError,
-        r"beta is a variable whose prior has free inputs whose prior reaches past beta_max = 2.5",
+        r"beta \(a free variable whose prior has free inputs\) reaches past beta_max = 2.5",
     ),
     Case(  # the bound starts at 3 <= k_max
         "k-free-bound-past-k-max",
@@ -567,7 +568,7 @@ STEPS = [
             model=knn(k=lambda: pm.DiscreteUniform("k", 1, pm.DiscreteUniform("top", 1, 6)))
         ),
         ValueError,
-        r"k is a variable whose prior has free inputs whose prior puts mass on k outside "
+        r"k \(a free variable whose prior has free inputs\) puts prior mass on k outside "
         r"1..k_max = 4: \d+ of 1000",
     ),
     Case(

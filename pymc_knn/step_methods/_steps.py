@@ -529,15 +529,18 @@ class PottsStep(BlockedStep):
             except NotImplementedError:  # e.g. pm.Flat: no prior draws
                 continue
             name = expr.name or ("beta" if role == 0 else "theta")
-            kind = "a variable whose prior has free inputs" if expr in free else "an expression"
+            kind = (
+                "a free variable whose prior has free inputs"
+                if expr in free
+                else "an expression of free variables"
+            )
             if role == 0 and self.term.beta_max is not None and (draws > self.term.beta_max).any():
                 raise ValueError(
-                    f"{name} is {kind} whose prior reaches past beta_max = "
-                    f"{self.term.beta_max:g}: {(draws > self.term.beta_max).sum()} of "
-                    f"{PRIOR_CHECK_DRAWS} prior draws (up to {draws.max():.4g}); beyond beta_max "
-                    "the field is frozen in one class and its auxiliary draws break down (Cucala "
-                    "et al. 2009, section 3). Give its inputs priors that keep it within "
-                    f"[0, {self.term.beta_max:g}]"
+                    f"{name} ({kind}) reaches past beta_max = {self.term.beta_max:g} under its "
+                    f"prior: {(draws > self.term.beta_max).sum()} of {PRIOR_CHECK_DRAWS} prior "
+                    f"draws (up to {draws.max():.4g}); beyond beta_max the field is frozen in one "
+                    "class and its auxiliary draws break down (Cucala et al. 2009, section 3). "
+                    f"Give its inputs priors that keep it within [0, {self.term.beta_max:g}]"
                 )
             if role == 0:
                 bad, what = draws < 0, "beta < 0 (the interaction parameter is >= 0)"
@@ -548,7 +551,7 @@ class PottsStep(BlockedStep):
                 bad, what = ~(draws > 0), "sigma <= 0 (the kernel scale is > 0)"
             if bad.any():
                 raise ValueError(
-                    f"{name} is {kind} whose prior puts mass on {what}: {bad.sum()} of "
+                    f"{name} ({kind}) puts prior mass on {what}: {bad.sum()} of "
                     f"{PRIOR_CHECK_DRAWS} prior draws; the sampler would reject those values and "
                     "silently truncate the prior. Give its inputs priors that keep it in range"
                 )
