@@ -4,7 +4,12 @@ drop_tol beyond 2,000 points): the path of `structure._cut_weights`.
     PYTHONPATH=. .venv/bin/python benchmarks/bench_cut_coupling.py
 """
 
-import time, numpy as np, pymc as pm, pymc_knn as pk
+import time
+
+import numpy as np
+import pymc as pm
+
+import pymc_knn as pk
 from pymc_knn.kernels import mcmc
 
 rng = np.random.default_rng(0)
