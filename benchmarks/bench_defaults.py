@@ -25,7 +25,9 @@ draw. ``--table`` prints the Markdown table of a results file.
 ``--bar`` reads one or more results files and prints issue 12's verdict per data set and model:
 each seed's wall, smallest ESS (bulk and tail), largest R-hat and the machine's probe, and
 whether the row passes (R-hat <= 1.01, ESS >= 400, wall within 30 s for kNN and 90 s for d-nn)
-at two seeds of three or more; the latest row of each seed counts.
+at two seeds of three or more; the latest row of each seed counts. ``--matrix`` prints the
+same results as one line a data set and one column a model: the seeds converged of those run and
+the walls' range, ``*`` where fewer than two seeds also meet the wall (the docs' summary).
 """
 
 from __future__ import annotations
@@ -257,14 +259,8 @@ def _worst(r):
 def bar(paths):
     """Issue 12's verdict per data set and model over the seeds of ``paths`` (latest row of
     each seed wins): converged (``ok``) and within the wall bar at two seeds or more."""
-    rows = {}
-    for path in paths:
-        for line in Path(path).read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                rows[(r["data"], r["model"], r["method"], r["seed"])] = r
     groups = {}
-    for (data, model, method, seed), r in rows.items():
+    for (data, model, method, seed), r in _rows(paths).items():
         groups.setdefault((data, model, method), {})[seed] = r
     print("| data (n, p, G) | model | seed: wall s (probe ms), R-hat, ESS bulk / tail | met |")
     print("|---|---|---|---|")
@@ -286,6 +282,44 @@ def bar(paths):
         print(f"| {data} ({r['n']}, {r['p']}, {r['G']}) | {name} | {'; '.join(cells)} | {met} |")
 
 
+def _rows(paths):
+    """The latest row of each (data, model, method, seed) in ``paths``."""
+    rows = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                rows[(r["data"], r["model"], r["method"], r["seed"])] = r
+    return rows
+
+
+def matrix(paths):
+    """One line a data set, one column a model (the default step's rows): seeds converged of
+    those run, the walls' range, and ``*`` where fewer than two seeds are also within the wall."""
+    cells, sizes = {}, {}
+    for (data, model, method, _), r in _rows(paths).items():
+        if method != "exchange":
+            continue
+        cells.setdefault((data, model), []).append(r)
+        sizes[data] = (r["n"], r["p"], r["G"])
+    models = [m for m in KNN + DNN if any(m == key[1] for key in cells)]
+    print("| data (points, covariates, classes) | " + " | ".join(models) + " |")
+    print("|---|" + "---|" * len(models))
+    for data in dict.fromkeys(key[0] for key in cells):
+        line = []
+        for model in models:
+            rs = cells.get((data, model))
+            if not rs:
+                line.append("-")
+                continue
+            walls = sorted(r["wall"] for r in rs)
+            met = sum(r["ok"] and r["wall"] <= WALL_BAR[model] for r in rs)
+            span = f"{walls[0]:.0f}" if len(walls) == 1 else f"{walls[0]:.0f}-{walls[-1]:.0f}"
+            mark = "" if met >= min(2, len(rs)) else "*"
+            line.append(f"{sum(r['ok'] for r in rs)}/{len(rs)}, {span} s{mark}")
+        print(f"| {data} {sizes[data]} | " + " | ".join(line) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=list(SHIPPED))
@@ -298,7 +332,11 @@ def main():
     parser.add_argument("--exchange", type=json.loads, default=None, metavar="JSON")
     parser.add_argument("--table", metavar="JSONL")
     parser.add_argument("--bar", nargs="+", metavar="JSONL")
+    parser.add_argument("--matrix", nargs="+", metavar="JSONL")
     args = parser.parse_args()
+    if args.matrix:
+        matrix(args.matrix)
+        return
     if args.table:
         table(args.table)
         return

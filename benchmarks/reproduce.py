@@ -52,6 +52,11 @@ METHOD_NAMES = {
     "exchange": "exchange",
     "exchange_cftp": "exchange, perfect (CFTP) auxiliary draws",
 }
+PAPER_KEY = (
+    "Papers by number: 000 Cucala, Marin, Robert and Titterington (2009); 001 Friel and "
+    "Pettitt (2011); 002 Segerie and Peyrot (a reproduction of 000); 003 Yoon and Friel (2015); "
+    "004 Pavlenko and Rios (2017)."
+)
 RIPLEY_FIXED_K = (1, 10, 70, 125)  # 000 Fig. 10
 
 
@@ -736,6 +741,8 @@ def run(out: Path, quick: bool = False, only=None) -> dict:
         "",
         f"Written by `python benchmarks/reproduce.py{' --quick' if quick else ''}` "
         f"({mode}); the paper's figures next to ours.",
+        "",
+        PAPER_KEY,
         "",
     ]
     (out / "reproductions.md").write_text("\n".join(header + sections))

@@ -40,6 +40,7 @@ def test_writes_the_markdown_and_figures(quick):
     _, out, _ = quick
     text = (out / "reproductions.md").read_text()
     for heading in (
+        "Papers by number: 000 Cucala",
         "000 Table 1",
         "000 Table 2",
         "000 Fig. 2",

@@ -60,8 +60,8 @@ density (measured on wine, whose k posterior has a second mode at k = 8 behind a
 see docs/inference.md)."""
 P_JUMP = 0.5
 """Probability that a graph move is a jump, once the first window has closed. Measured
-on the ball kernel's multimodal sigma (wine): the integrated time of sigma per iteration 92 with
-a quarter of the graph moves jumps, 74 with half, 46 with three quarters; on k (wine, glass,
+on the ball kernel's multimodal sigma (wine): the integrated time of sigma per iteration 106 with
+a quarter of the graph moves jumps, 68 with half, 54 with three quarters; on k (wine, glass,
 crabs) half gives 10-25% shorter times than a quarter. See docs/inference.md."""
 P_BETA_JUMP = 0.5
 """Probability that a beta move is a beta jump, once a window has fitted their density."""

@@ -82,9 +82,9 @@ _SAMPLERS = {
 _NO_CUT = 1 << 61
 LOCALITY_POINTS = 50_000
 """Fewest points from which a kNN field numbers them breadth first (:func:`_locality`): on the
-``k = 50`` graph of 2-d points a Swendsen-Wang sweep costs 2.9 ms instead of 3.7 at 5 x 10^4
-points, 6.1 instead of 10.6 at 10^5 and 88 instead of 160 at 10^6; nothing below 2 x 10^4,
-where the labels fit in the caches anyway (benchmarks/README.md, "Locality")."""
+``k = 50`` graph of 2-d points a Swendsen-Wang sweep costs 3.2 ms instead of 3.9 at 5 x 10^4
+points, 7.9 instead of 11.0 at 10^5 and 100 instead of 218 at 10^6; nothing below 2 x 10^4,
+where the labels fit in the caches anyway (docs/scaling.md)."""
 LARGE_POINTS = 10_000
 """Fewest points from which, on a kNN term, Exchange's ``delayed_acceptance="auto"`` means
 True: it pays where an auxiliary draw is dear and the posterior narrow and near normal (at 10^4
