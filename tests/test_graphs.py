@@ -163,6 +163,21 @@ def test_nested_equal_pairs_count_both_graphs(renumbered):
             assert nested_equal_pairs(*edges[big][:2], z, big, small) == want
 
 
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 2001])
+def test_equal_pairs_is_the_count_of_equal_labelled_edges(size):
+    """The count against numpy's, for edge lists of even and odd length (the loop's two halves
+    and its last edge), and an integer as the count is."""
+    from pymc_knn.kernels.energy import equal_pairs
+
+    rng = np.random.default_rng(size)
+    src = rng.integers(0, 50, size).astype(np.int32)
+    dst = rng.integers(0, 50, size).astype(np.int32)
+    z = rng.integers(0, 3, 50)
+    count = equal_pairs(src, dst, z)
+    assert isinstance(count, (int, np.integer))
+    assert count == int((z[src] == z[dst]).sum())
+
+
 def test_two_point_normalising_constant_from_the_paper():
     """000 section 2.1: for n = 2, k = 1 the energy is 2 [y1 == y2], so Z = 2 e^{2 beta} + 2."""
     g = pk.KNNGraph(np.array([[0.0], [1.0]]), standardize=False)
