@@ -778,12 +778,15 @@ def _cut_weights(sq, sigma, kernel, w, dropped, drop_tol):
     p = end
     for start in range(0, end, CUT_BLOCK):  # the exponentials a block at a time (they vectorise)
         stop = min(end, start + CUT_BLOCK)
-        for r in range(start, stop):
-            if kernel == GAUSSIAN:
-                w[r] = (sq[r] - sq[0]) * factor
-            else:
-                w[r] = (top - np.sqrt(sq[r])) * sigma
-        exp_negligible_into(w[start:stop], stop - start)
+        # slices indexed from 0: numba's wraparound of an index from `start` made LLVM gather
+        block, sq_block = w[start:stop], sq[start:stop]
+        if kernel == GAUSSIAN:
+            for r in range(stop - start):
+                block[r] = (sq_block[r] - sq[0]) * factor
+        else:
+            for r in range(stop - start):
+                block[r] = (top - np.sqrt(sq_block[r])) * sigma
+        exp_negligible_into(block, stop - start)
         for r in range(start, stop):
             kept += w[r]
             if (L - 1 - r) * w[r] + dropped <= CUT_SLACK * allowed * kept:
