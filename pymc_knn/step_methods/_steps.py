@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 import os
 import warnings
@@ -11,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pymc as pm
+import pytensor
+import pytensor.tensor as pt
 from pymc.step_methods.arraystep import BlockedStep
 from pymc.step_methods.compound import Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
@@ -1194,14 +1197,32 @@ class PottsStep(BlockedStep):
 def _to_value(rv, transform, value):
     """``value`` of ``rv`` on its value (transformed) scale; None where the transform needs
     other variables or the value lies outside it."""
-    try:
-        if transform is not None:
+    value = np.asarray(value, dtype=float)
+    if transform is not None:
+        forward = _forward(rv, transform, value.shape)
+        if forward is None:
+            return None
+        try:
             with np.errstate(all="ignore"):
-                value = transform.forward(value, *rv.owner.inputs).eval()
+                value = np.array(forward(value), dtype=float)  # a copy: outputs may be reused
+        except Exception:  # noqa: BLE001 - a value the transform does not take
+            return None
+    return value if np.all(np.isfinite(value)) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _forward(rv, transform, shape):
+    """``transform``'s forward map of ``rv`` at values of ``shape``, compiled once per process
+    (the start, the relaxation checks and the prior-bound checks map dozens of values a chain:
+    a graph's ``eval`` compiled anew each time, up to 250 ms); None when it cannot be
+    compiled on its own."""
+    value = pt.tensor(dtype="float64", shape=shape)
+    try:
+        return pytensor.function(
+            [value], transform.forward(value, *rv.owner.inputs), on_unused_input="ignore"
+        )
     except Exception:  # noqa: BLE001 - a transform that needs other variables
         return None
-    value = np.asarray(value, dtype=float)
-    return value if np.all(np.isfinite(value)) else None
 
 
 def _check_count(value, name):
