@@ -378,10 +378,10 @@ Iterations a draw: the step's choice after tuning, mean over the draws. Per 50,0
 one chain's time, extrapolated linearly from the measured sampling time over the iterations it
 ran, tuning included (2 chains in parallel on 2 cores, start-up included). The paper (000
 section 3.4, in C): about 20 min for its Gibbs-Møller sampler (500 Gibbs sweeps per auxiliary
-draw), more than a week for its perfect sampler. Here the Møller and exchange rows draw the auxiliary variable with
-10 Swendsen-Wang sweeps; the perfect-sampling row with monotone CFTP (look-back up to
-max_sweeps = 16384 sweeps; beyond it the draw is the heat-bath chain from the observed labels
-over those sweeps, not exact, and counted as such)."""
+draw), more than a week for its perfect sampler. Here the Møller and exchange rows draw the
+auxiliary variable with 10 Swendsen-Wang sweeps; the perfect-sampling row with monotone CFTP
+(look-back up to max_sweeps = 16384 sweeps; beyond it the draw is the heat-bath chain from the
+observed labels over those sweeps, not exact, and counted as such)."""
 
 FIXED_K_NOTES = """\
 * As in the paper, the pseudo-posterior of beta departs further from the exact one as k grows:

@@ -245,7 +245,7 @@ def test_a_prior_whose_bound_is_a_free_variable_is_not_probed():
 def test_a_value_is_mapped_by_its_transform_compiled_once():
     """The start, the relaxation and prior-bound checks map values of beta and sigma onto their
     transformed scale dozens of times a chain: the transform is compiled once per variable and
-    shape (a graph's ``eval`` each time cost 10-300 ms), with ``eval``'s numbers."""
+    shape (a graph's ``eval`` compiled anew each time, up to 250 ms), with ``eval``'s numbers."""
     from pymc_knn.step_methods._steps import _forward, _to_value
 
     with pm.Model() as model:
