@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from ._forksafe import ForkSafe, forked_from_pool
+from ._validation import kernel_array
 from .kernels import search
 
 _k = ForkSafe(search)
@@ -113,7 +114,7 @@ class NeighbourSearch:
     """
 
     def __init__(self, X, algorithm: str = "exact", K: int = 1):
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.X = kernel_array(X)
         n, p = self.X.shape
         self.algorithm = algorithm
         self.engine = choose_engine(n, p, K) if algorithm in ("exact", "approximate") else algorithm
@@ -123,6 +124,10 @@ class NeighbourSearch:
         state = self.__dict__.copy()
         state["_tree"] = None  # rebuilt on demand
         return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.X = kernel_array(self.X)  # read-only when loaded from a memory map (joblib)
 
     @property
     def tree(self) -> _Tree:
@@ -141,7 +146,7 @@ class NeighbourSearch:
     def nearest(self, Q, K: int, self_index=None):
         """The ``K`` nearest training points of queries ``Q`` and their squared distances;
         ``self_index[a]``: the training index query ``a`` is (left out), or -1."""
-        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        Q = kernel_array(Q)
         m = Q.shape[0]
         if self_index is None:
             self_index = np.full(m, -1, dtype=np.int64)
@@ -220,7 +225,8 @@ class NeighbourSearch:
         """CSR ``(indptr, index, enter_k)`` of the training points that would count each new
         point among their ``K`` nearest (``sq_sorted``: the training lists' squared distances,
         ``(n, K)``), with the smallest ``k`` at which each does; in chunks of new points."""
-        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        Q = kernel_array(Q)
+        sq_sorted = kernel_array(sq_sorted)  # the first K columns of a wider table: a copy
         m, K = Q.shape[0], sq_sorted.shape[1]
         reach = np.ascontiguousarray(sq_sorted[:, -1])
         parts = [

@@ -43,6 +43,7 @@ from ._validation import (
     check_covariates,
     check_labels_and_weights,
     check_positive,
+    kernel_array,
     working_memory_bytes,
 )
 from .graphs import KNN_KINDS, KNNGraph, default_k_max, max_k, warn_if_capped
@@ -286,6 +287,16 @@ class Korea:
         self.posterior = posterior
         self.n_classes = class_weights.size
         self._nodes = self._quadrature(n_nodes)
+
+    def __setstate__(self, state):
+        # loaded from a memory map (joblib), the arrays are read-only: the kernels would be
+        # compiled again for them
+        self.__dict__.update(state)
+        self.y, self.class_weights = (
+            kernel_array(self.y, np.int64),
+            kernel_array(self.class_weights),
+        )
+        self._nodes = tuple(kernel_array(a, a.dtype) for a in self._nodes)
 
     @property
     def k_map(self) -> int:

@@ -31,7 +31,7 @@ from pytensor.graph.traversal import ancestors, graph_inputs
 from pytensor.tensor.random.op import RandomVariable
 
 from ._forward import count_fallbacks, draw_labels, predictive_labels
-from ._validation import check_covariates, check_labels, check_n_classes
+from ._validation import check_covariates, check_labels, check_n_classes, kernel_array
 from .graphs import DistanceGraph, KNNGraph, default_k_max, max_k
 from .terms import PottsTerm
 
@@ -68,7 +68,7 @@ class PottsEnergy(Op):
             raise _changed_data(
                 "the covariates differ from those the graph was built on", self.term.n
             )
-        outputs[0][0] = np.asarray(self.term.energy(np.asarray(z, dtype=np.int64), theta.item()))
+        outputs[0][0] = np.asarray(self.term.energy(kernel_array(z, np.int64), theta.item()))
 
     def grad(self, inputs, output_grads):
         return [
@@ -609,7 +609,7 @@ def term_labels(model, rv) -> np.ndarray:
     covariates = node.inputs[4:]
     if covariates and not node.op.term.graph.is_training(data_value(covariates[0], "X")):
         raise _changed_data("the covariates differ from those the graph was built on", n)
-    known = np.asarray(data_value(model.rvs_to_values[rv], rv.name), dtype=np.int64)
+    known = kernel_array(data_value(model.rvs_to_values[rv], rv.name), np.int64)
     missing = missing_labels(model, rv)
     if known.size + (0 if missing is None else missing[0].size) != n:
         raise _changed_data(f"the labels have shape {known.shape}", n)

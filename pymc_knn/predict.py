@@ -43,7 +43,7 @@ from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.traversal import ancestors
 
 from ._progress import progress
-from ._validation import as_float, check_covariates, working_memory_bytes
+from ._validation import as_float, check_covariates, kernel_array, working_memory_bytes
 from .graphs import DNN_KERNELS, DistanceGraph, KNNGraph, knn_graph_bytes
 from ._forksafe import ForkSafe
 from .kernels import predictive
@@ -131,7 +131,7 @@ class Posterior:
             raise ValueError(
                 f"idata has no observed_data[{self.name!r}], the training labels: pass model=model"
             )
-        self.y = np.asarray(observed[self.name], dtype=np.int64)
+        self.y = kernel_array(observed[self.name], np.int64)
         post = idata.posterior
         shape = (post.sizes["chain"], post.sizes["draw"])
         values = []
@@ -195,7 +195,7 @@ class Posterior:
         self._check_draws(beta, theta)
         if self.term.is_knn:
             theta = theta.astype(np.int64)
-        return np.ascontiguousarray(beta), np.ascontiguousarray(theta, dtype=theta.dtype)
+        return kernel_array(beta), kernel_array(theta, theta.dtype)
 
     def _check_draws(self, beta, theta):
         """Every draw inside the term's parameter space, before any kernel reads with it."""

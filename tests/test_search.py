@@ -187,6 +187,7 @@ def test_reverse_ranks_by_binary_search_equal_the_counting_sort():
     rng = np.random.default_rng(2)
     X = rng.integers(0, 5, size=(300, 2)).astype(float)
     nb, sq, rev = dense_graph(X, 30)
+    nb, sq = np.ascontiguousarray(nb), np.ascontiguousarray(sq)  # as KNNGraph passes them
     np.testing.assert_array_equal(reverse_ranks_sorted(nb, sq), rev)
 
 
@@ -374,3 +375,72 @@ def test_the_fork_safe_kernels_survive_pickling():
         back = loads(dumps(predict._k))
         assert isinstance(back, _forksafe.ForkSafe)
         assert back.knn_strengths is predict._k.knn_strengths
+
+
+def _odd_array_types(dispatcher):
+    """The read-only or non-contiguous array types among a kernel's compiled signatures."""
+    from numba.core import types
+
+    return [
+        t
+        for sig in dispatcher.signatures
+        for t in sig
+        if isinstance(t, types.Array) and (not t.mutable or t.layout != "C")
+    ]
+
+
+@pytest.mark.parametrize("engine", ["brute", "kd_tree"])
+def test_read_only_or_strided_inputs_compile_no_second_kernel(engine, tmp_path):
+    """A read-only array (a graph loaded from a memory map by joblib) or a column slice (the
+    reverse query at a ``k`` below ``k_max``) is a numba type of its own: passed to the kernels
+    as they came, they compiled each kernel a second time (2-9 s on a cold cache). The search
+    takes writeable contiguous arrays and gives the same graph and queries."""
+    import joblib
+
+    from pymc_knn.kernels import search as _search_k
+
+    X = np.random.default_rng(3).normal(size=(400, 3))
+    X_new = X[:50] + 0.01
+    graph = pk.KNNGraph(X, k_max=12, algorithm=engine)
+    q = graph.query(X_new, 5)
+    joblib.dump(graph, tmp_path / "graph.joblib")
+    loaded = joblib.load(tmp_path / "graph.joblib", mmap_mode="r")
+    q_loaded = loaded.query(X_new, 5)
+    for kernel in (_search_k.brute_knn, _search_k.brute_reverse, _search_k.tree_reverse):
+        assert _odd_array_types(kernel) == []
+    np.testing.assert_array_equal(q_loaded.neighbours, q.neighbours)
+    np.testing.assert_array_equal(q_loaded.enter_index, q.enter_index)
+    np.testing.assert_array_equal(q_loaded.enter_k, q.enter_k)
+
+
+def test_a_fit_loaded_from_a_memory_map_predicts_with_the_same_kernels(tmp_path):
+    """joblib's ``mmap_mode`` loads a fit's arrays read-only, a numba type of their own: the
+    predictive kernels were compiled a second time for them. The loaded fit takes writeable
+    copies and predicts what the original does."""
+    import joblib
+
+    from pymc_knn.kernels import predictive as _pred
+    from pymc_knn.kernels import search as _search_k
+
+    X, y, *_ = pk.datasets.load_ripley("train")
+    fit = pk.korea(X, y, k_max=40)
+    X_new = X[:60] + 0.01
+    proba = fit.predict_proba(X_new)
+    joblib.dump(fit, tmp_path / "fit.joblib")
+    loaded = joblib.load(tmp_path / "fit.joblib", mmap_mode="r")
+    np.testing.assert_array_equal(loaded.predict_proba(X_new), proba)
+    for kernel in (_pred.knn_strengths, _pred.summaries_two_classes, _search_k.tree_reverse):
+        assert _odd_array_types(kernel) == []
+
+
+def test_kernel_array_copies_only_what_a_kernel_cannot_take():
+    from pymc_knn._validation import kernel_array
+
+    a = np.arange(12.0).reshape(3, 4)
+    assert kernel_array(a) is a
+    locked = a.copy()
+    locked.setflags(write=False)
+    for b in (locked, a[:, :2], np.broadcast_to(a[0], (3, 4)), a.astype(np.float32)):
+        c = kernel_array(b)
+        assert c.flags.writeable and c.flags.c_contiguous and c.dtype == np.float64
+        np.testing.assert_array_equal(c, b)

@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .._validation import kernel_array
 from ._bits import ZERO, members
 from .decomposable import junction_tree, maximal_cliques, separators
 
@@ -237,7 +238,11 @@ def graph_log_predictive(hyper: Hyper, adj, X, table=None) -> np.ndarray:
 
     ``table``, a dict from mask to the rows' log t densities on that set, is filled and reused.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = kernel_array(X)
+    # an estimator loaded from a memory map holds read-only arrays
+    mu_post, phi_post, consts = (
+        kernel_array(a) for a in (hyper.mu_post, hyper.phi_post, hyper.consts)
+    )
     cliques, seps = cliques_and_separators(adj)
     table = {} if table is None else table
     out = np.zeros(X.shape[0])
@@ -245,6 +250,6 @@ def graph_log_predictive(hyper: Hyper, adj, X, table=None) -> np.ndarray:
         for s in sets:
             key = int(s)
             if key not in table:
-                table[key] = log_t_points(s, X, hyper.mu_post, hyper.phi_post, hyper.consts)
+                table[key] = log_t_points(s, X, mu_post, phi_post, consts)
             out += sign * table[key]
     return out
