@@ -464,6 +464,36 @@ def test_the_python_callback_gives_the_numba_draws():
     np.testing.assert_array_equal(runs[0].posterior["k"], runs[1].posterior["k"])
 
 
+def test_a_first_compilation_is_announced_once(monkeypatch, caplog):
+    """Where numba has nothing of the step's kernel cached, the first draws wait 1-3 minutes
+    for its compilation: the step says so once, on PyMC's logger; where it is cached, nothing."""
+    import logging
+
+    from pymc_knn import _compile_notice
+    from pymc_knn.kernels import mcmc
+
+    X, y = small_problem(3, n=10)
+
+    def build():
+        with pm.Model():
+            beta = pm.Uniform("beta", 0, 2)
+            k = pm.DiscreteUniform("k", 1, 4)
+            pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+            pk.Exchange()
+
+    build()  # the kernel is compiled or loaded in this process now
+    assert _compile_notice.cached_on_disk(mcmc.run_iterations) is True
+    monkeypatch.setattr(_compile_notice, "_noted", False)
+    with caplog.at_level(logging.INFO, logger="pymc"):
+        build()
+        assert not caplog.records
+        monkeypatch.setattr(_compile_notice, "cached_on_disk", lambda dispatcher: False)
+        build()
+        build()
+    notes = [r.getMessage() for r in caplog.records if "compiling" in r.getMessage()]
+    assert len(notes) == 1 and "cached on disk" in notes[0]
+
+
 def test_the_python_callback_does_not_recompile_the_kernel_per_model():
     """The called-back function reaches the kernel as the numba backend's does (a cfunc of one
     first-class function type), so a second model compiles nothing (an njit dispatcher was a

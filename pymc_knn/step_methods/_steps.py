@@ -20,6 +20,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
+from .._compile_notice import note_first_compile
 from .._forksafe import may_thread
 from .._validation import check_count, check_positive
 from ..diagnostics import BOUND_SDS, PriorBoundWarning
@@ -348,6 +349,7 @@ class PottsStep(BlockedStep):
         ]
         self._profile_cache = None
         self.chain = self._new_chain()
+        note_first_compile(mcmc.run_iterations)
 
     # -- construction ---------------------------------------------------------------------
 
