@@ -7,7 +7,8 @@ so a kernel's callees count toward the first kernel that compiled them):
         .venv/bin/python -m pytest -m "not slow" -q -p numba_compile_times -p no:cacheprovider
 
 The table goes to ``numba_compile_times.txt`` (or ``$NUMBA_COMPILE_TIMES``): total, then each
-function's seconds and number of compilations (one per type signature).
+function's seconds and number of compilations (one per type signature). :class:`CompileTimer`
+also keeps each function's own seconds, its callees' excluded (``first_compile.py``).
 """
 
 import atexit
@@ -17,34 +18,43 @@ import time
 
 from numba.core import event
 
-_SECONDS: collections.Counter = collections.Counter()
-_COUNT: collections.Counter = collections.Counter()
 
+class CompileTimer(event.Listener):
+    """Per function: ``outermost`` seconds (compilations not inside another, their callees
+    included), ``own`` seconds (every compilation, its callees' excluded) and ``count``."""
 
-class _Timer(event.Listener):
     def __init__(self):
-        self.started = []
+        self.stack = []
+        self.outermost: collections.Counter = collections.Counter()
+        self.own: collections.Counter = collections.Counter()
+        self.count: collections.Counter = collections.Counter()
 
     def on_start(self, ev):
-        self.started.append(time.perf_counter())
+        self.stack.append([time.perf_counter(), 0.0])
 
     def on_end(self, ev):
-        seconds = time.perf_counter() - self.started.pop()
-        if self.started:  # a callee compiled inside another compilation
-            return
+        start, inner = self.stack.pop()
+        seconds = time.perf_counter() - start
         func = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
         name = f"{func.__module__}.{func.__qualname__}" if func else "?"
-        _SECONDS[name] += seconds
-        _COUNT[name] += 1
+        self.own[name] += seconds - inner
+        if self.stack:  # a callee compiled inside another compilation
+            self.stack[-1][1] += seconds
+            return
+        self.outermost[name] += seconds
+        self.count[name] += 1
 
 
-def _report():
+def _report(timer):
     path = os.environ.get("NUMBA_COMPILE_TIMES", "numba_compile_times.txt")
     with open(path, "w") as f:
-        f.write(f"total {sum(_SECONDS.values()):.1f} s over {sum(_COUNT.values())} compilations\n")
-        for name, seconds in _SECONDS.most_common():
-            f.write(f"{seconds:7.1f} s {_COUNT[name]:4d}  {name}\n")
+        total, n = sum(timer.outermost.values()), sum(timer.count.values())
+        f.write(f"total {total:.1f} s over {n} compilations\n")
+        for name, seconds in timer.outermost.most_common():
+            f.write(f"{seconds:7.1f} s {timer.count[name]:4d}  {name}\n")
 
 
-event.register("numba:compile", _Timer())
-atexit.register(_report)
+def pytest_configure(config):
+    timer = CompileTimer()
+    event.register("numba:compile", timer)
+    atexit.register(_report, timer)

@@ -16,11 +16,12 @@ _noted = False
 
 def cached_on_disk(dispatcher) -> bool | None:
     """Whether ``dispatcher`` is compiled in this process or indexed in numba's cache on disk;
-    None when this numba's cache cannot be read (then nothing is said)."""
-    if dispatcher.signatures:
-        return True
+    None when that cannot be told (not a numba dispatcher, or a numba whose cache reads
+    otherwise): then nothing is said."""
     try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
+        return bool(dispatcher.signatures) or os.path.exists(
+            dispatcher._cache._cache_file._index_path
+        )
     except AttributeError:
         return None
 
