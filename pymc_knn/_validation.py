@@ -12,7 +12,8 @@ def kernel_array(a, dtype=np.float64) -> np.ndarray:
     constant, a broadcast) and strided (a column slice) arrays are types of their own: passed
     as they come, they compiled the same kernels a second time, 2-9 s each on a cold cache.
     """
-    return np.require(a, dtype=dtype, requirements=("C", "W"))
+    # asarray first: a subclass (a masked array of observed labels) becomes a plain array, as before
+    return np.require(np.asarray(a, dtype=dtype), requirements=("C", "W"))
 
 
 def check_covariates(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
