@@ -50,7 +50,7 @@ def main():
         wall = time.perf_counter() - t0
     total = sum(timer.own.values())
     print(f"first pm.sample: {wall:.1f} s; compilation, the model build's included: {total:.1f} s")
-    meta = mcmc.run_iterations.get_metadata(mcmc.run_iterations.signatures[0])
+    meta = mcmc.run_iterations.get_metadata(mcmc.run_iterations.signatures[0]) or {}  # cached: none
     for pipeline, passes in meta.get("pipeline_times", {}).items():
         top = sorted(((v.init + v.run + v.finalize, k) for k, v in passes.items()), reverse=True)
         print(f"run_iterations, {pipeline}: " + ", ".join(f"{k} {t:.1f} s" for t, k in top[:3]))
