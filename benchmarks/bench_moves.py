@@ -4,13 +4,16 @@ One chain of ``pm.sample`` tunes ``pk.Exchange`` (PyMC's 1000 tuning draws, the 
 ``bench_defaults.py``); then, from the chain's last position and with its tuned proposal, the
 iteration kernel runs ``--iterations`` iterations once for each variant of the long-range
 graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn from the density
-fitted to the tuning draws), each as the given share of graph moves, without beta jumps; or
-``beta``: graph jumps as tuned, and the given share of beta moves beta jumps. Printed per variant: the
-share and acceptance of each move type, and the integrated autocorrelation time (Geyer) per
-iteration of beta, of ``k`` or ``sigma`` and of their 5% and 95% tail indicators.
+fitted to the tuning draws), each as the given share of graph moves, without beta jumps;
+``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; or ``both``: the
+given share of graph moves jumps and of beta moves beta jumps. Printed per variant: the share and
+acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
+of ``k`` or ``sigma`` and of their 5% and 95% tail indicators, the time per iteration and the
+effective draws per second that the largest of those times leaves.
 
     python benchmarks/bench_moves.py wine ball --variants wide:0.25 jump:0.25 jump:0.5 jump:0.75
     python benchmarks/bench_moves.py pima symmetrised --variants jump:0.5 beta:0.5 beta:0.75
+    python benchmarks/bench_moves.py glass gaussian --iterations 20000 --variants both:0.5 both:0.9
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def run(step, x, variant, share, iterations, seed):
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
     if variant == "beta":
         p = p._replace(p_beta_jump=share)
+    elif variant == "both":
+        p = p._replace(p_wide=share, p_beta_jump=share)
     else:
         p = p._replace(p_wide=share, p_beta_jump=0.0)
     if variant == "wide":
@@ -111,6 +116,7 @@ def run(step, x, variant, share, iterations, seed):
             for name, t in zip(("beta", "theta"), taus)
         )
         + f" | {wall / iterations * 1e6:.0f} us/iteration"
+        + f" | {iterations / (np.nanmax(taus) * wall):.1f} effective draws/s"
     )
 
 

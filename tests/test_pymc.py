@@ -465,8 +465,9 @@ def test_the_python_callback_gives_the_numba_draws():
 
 
 def test_a_first_compilation_is_announced_once(monkeypatch, caplog):
-    """Where numba has nothing of the step's kernel cached, the first draws wait 1-3 minutes
-    for its compilation: the step says so once, on PyMC's logger; where it is cached, nothing."""
+    """Where numba has nothing of the step's kernel cached for its kind of term and sampler, the
+    first draws wait 1-2 minutes for its compilation: the step says so once, on PyMC's logger;
+    where it is cached, nothing."""
     import logging
 
     from pymc_knn import _compile_notice
@@ -484,21 +485,103 @@ def test_a_first_compilation_is_announced_once(monkeypatch, caplog):
 
     with build():
         pm.sample(draws=1, tune=1, chains=1, progressbar=False, compute_convergence_checks=False)
-    assert _compile_notice.cached_on_disk(mcmc.run_iterations) is True  # compiled or loaded
-    assert _compile_notice.cached_on_disk(lambda: None) is None  # a kernel monkeypatched away
+    cached = _compile_notice.cached_on_disk
+    assert cached(mcmc.run_iterations) is True  # compiled or loaded
+    assert cached(mcmc.run_iterations, "KnnField", "SwendsenWangAuxiliary") is True
+    assert cached(mcmc.run_iterations, "KnnField", "NoSuchAuxiliary") is False
+    assert cached(lambda: None) is None  # a kernel monkeypatched away
     monkeypatch.setattr(_compile_notice, "_noted", False)
 
     def notes():
         return [r.getMessage() for r in caplog.records if "compiling" in r.getMessage()]
 
     with caplog.at_level(logging.INFO, logger="pymc"):
-        monkeypatch.setattr(_compile_notice, "cached_on_disk", lambda dispatcher: True)
+        monkeypatch.setattr(_compile_notice, "cached_on_disk", lambda dispatcher, *types: True)
         build()
         assert notes() == []
-        monkeypatch.setattr(_compile_notice, "cached_on_disk", lambda dispatcher: False)
+        monkeypatch.setattr(_compile_notice, "cached_on_disk", lambda dispatcher, *types: False)
         build()
         build()
     assert len(notes()) == 1 and "cached on disk" in notes()[0]
+
+
+def test_the_steps_give_the_kernels_their_kind_of_term_and_sampler_as_a_type():
+    """The kernels compile one kind of term and, for the default sampler, Swendsen-Wang only,
+    chosen by the types the step builds (mcmc.by_type)."""
+    from pymc_knn.kernels import mcmc
+
+    X, y = small_problem(2, n=10)
+    for kind, cls in [("knn", mcmc.KnnField), ("dnn", mcmc.DnnField)]:
+        with pm.Model():
+            beta = pm.Uniform("beta", 0, 2)
+            if kind == "knn":
+                pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 4), observed=y)
+            else:
+                sigma = pm.Uniform("sigma", 0, 5)
+                pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel="gaussian", observed=y)
+            default, gibbs = pk.Exchange(), pk.Exchange(sampler="gibbs")
+        assert type(default.field) is cls and type(gibbs.field) is cls
+        assert type(default.aux) is mcmc.SwendsenWangAuxiliary
+        assert type(gibbs.aux) is mcmc.Auxiliary
+
+
+def test_by_type_compiles_the_chosen_function_only():
+    from typing import NamedTuple
+
+    import numba
+    from pymc_knn.kernels import mcmc
+
+    class Base(NamedTuple):
+        x: float
+
+    class Special(Base):
+        __slots__ = ()
+
+    special = numba.njit(lambda t, a: t.x * a)
+    general = numba.njit(lambda t, a: t.x + a)
+    chosen = mcmc.by_type(((Special, special),), general)
+    call = numba.njit(lambda t, a: chosen(t, a))
+    assert call(Special(3.0), 2.0) == 6.0
+    assert general.signatures == [] and len(special.signatures) == 1
+    assert call(Base(3.0), 2.0) == 5.0 and len(general.signatures) == 1
+    refused = mcmc.by_type(((Special, special),))
+    with pytest.raises(numba.core.errors.TypingError, match="Base: make it a Special"):
+        numba.njit(lambda t: refused(t, 1.0))(Base(1.0))
+    with pytest.raises(TypeError, match="compiled code only"):
+        chosen(Special(3.0), 2.0)
+
+
+@pytest.mark.parametrize("kind", ["knn", "dnn"])
+def test_the_specialised_swendsen_wang_draws_what_the_general_kernel_does(kind):
+    """The same auxiliary draws, sweeps and relaxation checks through the Swendsen-Wang kernel
+    the steps compile as through the one every sampler shares."""
+    from pymc_knn.kernels import mcmc
+
+    X, y = small_problem(3, n=30)
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 2)
+        if kind == "knn":
+            pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 6), observed=y)
+        else:
+            sigma = pm.Uniform("sigma", 0, 5)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel="gaussian", observed=y)
+        step = pk.Exchange(sweeps=3)
+    f, theta = step.field, (4.0 if kind == "knn" else 0.7)
+    c = mcmc.coupling(f, theta, False)
+    draws = []
+    for typed in (mcmc.SwendsenWangAuxiliary, mcmc.Auxiliary):
+        aux = typed(*step.aux)
+        rng = np.random.default_rng(5)
+        z = np.empty(f.y.size, dtype=np.int64)
+        out = [mcmc.auxiliary_draw(f, aux, c, 1.3, z, rng), z.copy()]
+        mcmc._sweeps(f, aux, c, 1.3, z, 2, rng)
+        out.append(z.copy())
+        out.extend(mcmc.relaxation(f, aux, 1.3, theta, 4, 3, rng))
+        draws.append(out)
+    assert draws[0][0] == draws[1][0] == (3, False)
+    for a, b in zip(draws[0][1:], draws[1][1:]):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(draws[0][1], f.y)  # the draws moved
 
 
 def test_the_python_callback_does_not_recompile_the_kernel_per_model():

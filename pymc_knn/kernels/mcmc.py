@@ -73,6 +73,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, types
+from numba.core import errors
+from numba.extending import overload
 
 from .cftp import cftp_potts2
 from .energy import energy, equal_pairs, local_fields, log_pl_derivatives, nested_equal_pairs
@@ -146,7 +148,9 @@ class Field(NamedTuple):
     (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
     ``dropped[1:3]`` to the largest and lowers it to the smallest sigma asked for. The unused
     arrays are empty. A kNN field may number the points otherwise than the data (``perm``,
-    ``rank``): ``y`` and every auxiliary draw are then in the field's order.
+    ``rank``): ``y`` and every auxiliary draw are then in the field's order. The kernels take a
+    :class:`KnnField` or a :class:`DnnField`, whose type chooses what they compile
+    (:func:`by_type`).
     """
 
     kind: int
@@ -171,6 +175,55 @@ class Field(NamedTuple):
     parallel: bool  # d-nn: couplings and energies may run on numba's thread pool
 
 
+class KnnField(Field):
+    """A kNN term's :class:`Field`, typed as such: see :func:`by_type`."""
+
+    __slots__ = ()
+
+
+class DnnField(Field):
+    """A d-nn term's :class:`Field`, typed as such: see :func:`by_type`."""
+
+    __slots__ = ()
+
+
+def by_type(cases, general=None):
+    """A function that numba compiles to the njit function of the first ``(cls, function)`` of
+    ``cases`` whose ``cls`` the first argument's tuple class is a subclass of, else to the njit
+    function ``general``: the others are not compiled at all. Only callable from compiled code.
+
+    The steps build a :class:`KnnField` or a :class:`DnnField` and, for the default sampler, a
+    :class:`SwendsenWangAuxiliary`, so a kNN term's kernels compile no d-nn code nor the other
+    samplers', and the other way round: a first run compiles about 30% less for a kNN term and
+    17% less for a d-nn term (benchmarks/README.md, "A kernel for each kind of term"). Another :class:`Auxiliary`
+    compiles every sampler; a plain :class:`Field` is refused.
+    """
+
+    def chosen(*args):
+        raise TypeError("callable from numba-compiled code only")
+
+    @overload(chosen)
+    def _typed(*args):
+        for cls, impl in cases:
+            if issubclass(args[0].instance_class, cls):
+                return _calling(impl)
+        if general is None:
+            kinds = " or ".join(cls.__name__ for cls, _ in cases)
+            raise errors.TypingError(f"{args[0].instance_class.__name__}: make it a {kinds}")
+        return _calling(general)
+
+    return chosen
+
+
+def _calling(impl):
+    return lambda *args: impl(*args)
+
+
+def by_field_kind(knn, dnn):
+    """:func:`by_type` on the field, the first argument: ``knn`` or ``dnn``."""
+    return by_type(((KnnField, knn), (DnnField, dnn)))
+
+
 class Auxiliary(NamedTuple):
     """The method and its auxiliary draws: a Markov chain sampler's draw runs ``sweeps`` sweeps
     from ``start``: the observed labels (``START_OBSERVED``), uniform labels (``START_RANDOM``)
@@ -182,6 +235,12 @@ class Auxiliary(NamedTuple):
     start: int
     max_sweeps: int
     start_labels: np.ndarray  # int64 (n,) for START_LABELS, else empty
+
+
+class SwendsenWangAuxiliary(Auxiliary):
+    """An :class:`Auxiliary` whose sampler is Swendsen-Wang, typed as such: see :func:`by_type`."""
+
+    __slots__ = ()
 
 
 class Proposal(NamedTuple):
@@ -245,36 +304,45 @@ def coupling_into(f, theta, need_csr, cumulative, floor, ends):
     on a kept table, and on a full one unless ``need_csr`` (the rows then end at the balls'
     edges: a third of the work on the shipped data); else 0.
     """
+    return _coupling_of(f, theta, need_csr, cumulative, floor, ends)
+
+
+@njit(cache=True)
+def _dnn_coupling(f, theta, need_csr, cumulative, floor, ends):
     n = f.y.size
+    ey = dnn_table_cumulative(
+        f.sorted_sq,
+        f.order,
+        theta,
+        f.dnn_kernel,
+        f.epsilon,
+        cumulative,
+        f.y,
+        f.class_weights,
+        f.n_others,
+        floor,
+        f.dropped,
+        f.shells,
+        f.shell_step,
+        f.drop_tol,
+        ends,
+        f.parallel,
+        not need_csr,
+    )
+    f.dropped[1] = max(f.dropped[1], theta)
+    f.dropped[2] = min(f.dropped[2], theta)
+    if need_csr:
+        src, dst, weight = rows_to_edges(f.order, cumulative, ends)
+        indptr, indices, data = csr_from_edges(n, src, dst, weight)
+    else:
+        indptr, indices, data = _empty_csr()
+        src, dst, weight = _NO_EDGES, _NO_EDGES, data
+    return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey, floor, ends
+
+
+@njit(cache=True)
+def _knn_coupling(f, theta, need_csr, cumulative, floor, ends):
     indptr, indices, data = _empty_csr()
-    if f.kind == DNN:
-        ey = dnn_table_cumulative(
-            f.sorted_sq,
-            f.order,
-            theta,
-            f.dnn_kernel,
-            f.epsilon,
-            cumulative,
-            f.y,
-            f.class_weights,
-            f.n_others,
-            floor,
-            f.dropped,
-            f.shells,
-            f.shell_step,
-            f.drop_tol,
-            ends,
-            f.parallel,
-            not need_csr,
-        )
-        f.dropped[1] = max(f.dropped[1], theta)
-        f.dropped[2] = min(f.dropped[2], theta)
-        if need_csr:
-            src, dst, weight = rows_to_edges(f.order, cumulative, ends)
-            indptr, indices, data = csr_from_edges(n, src, dst, weight)
-        else:
-            src, dst, weight = _NO_EDGES, _NO_EDGES, data
-        return src, dst, weight, 0.0, indptr, indices, data, cumulative, ey, floor, ends
     floor[:] = 0.0
     k = int(theta)
     equal = f.kind == KNN_EQUAL
@@ -283,6 +351,9 @@ def coupling_into(f, theta, need_csr, cumulative, floor, ends):
         indptr, indices, data = knn_csr(f.neighbours, f.reverse_rank, k, equal, f.perm, f.rank)
     ey = f.energy_y[k - 1]
     return (src, dst, weight, 1.0 / k, indptr, indices, data, cumulative, ey, floor, ends)
+
+
+_coupling_of = by_field_kind(_knn_coupling, _dnn_coupling)
 
 
 @njit(cache=True)
@@ -326,19 +397,38 @@ def _coupling_in(f, theta, need_csr, c):
 
 
 @njit(cache=True)
-def _noted(f, theta, bound):
+def _dnn_noted(f, theta, bound):
     """Record a kept coupling's use in ``f.dropped`` as :func:`coupling_into` records a new one."""
-    if f.kind == DNN:
-        f.dropped[0] = max(f.dropped[0], bound)
-        f.dropped[1] = max(f.dropped[1], theta)
-        f.dropped[2] = min(f.dropped[2], theta)
+    f.dropped[0] = max(f.dropped[0], bound)
+    f.dropped[1] = max(f.dropped[1], theta)
+    f.dropped[2] = min(f.dropped[2], theta)
+
+
+@njit(cache=True)
+def _nothing(*args):
+    pass
+
+
+_noted = by_field_kind(_nothing, _dnn_noted)
 
 
 @njit(cache=True)
 def _energy(f, c, z):
-    if f.kind == DNN:
-        return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9], f.parallel)
+    """``E(z)`` at couplings ``c`` of field ``f``."""
+    return _energy_of(f, c, z)
+
+
+@njit(cache=True)
+def _dnn_energy(f, c, z):
+    return rows_energy(f.order, c[7], c[10], z, f.class_weights, c[9], f.parallel)
+
+
+@njit(cache=True)
+def _knn_energy(f, c, z):
     return _edges_energy(c, z, f.class_weights)
+
+
+_energy_of = by_field_kind(_knn_energy, _dnn_energy)
 
 
 @njit(cache=True)
@@ -364,20 +454,53 @@ def _start_labels(f, aux, z, rng):
 @njit(cache=True)
 def _sweeps(f, aux, c, beta, z, n_sweeps, rng):
     """``n_sweeps`` sweeps of the (Markov chain) auxiliary sampler on ``z``."""
-    a = f.class_weights
+    _sweeps_of(aux, f, c, beta, z, n_sweeps, rng)
+
+
+@njit(cache=True)
+def _dnn_swendsen_wang(f, c, beta, z, n_sweeps, rng):
+    swendsen_wang_rows(f.order, c[7], c[10], z, beta, f.class_weights, n_sweeps, rng, c[9])
+
+
+@njit(cache=True)
+def _knn_swendsen_wang(f, c, beta, z, n_sweeps, rng):
+    swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, f.class_weights, n_sweeps, rng)
+
+
+_swendsen_wang_of = by_field_kind(_knn_swendsen_wang, _dnn_swendsen_wang)
+
+
+@njit(cache=True)
+def _swendsen_wang_sweeps(aux, f, c, beta, z, n_sweeps, rng):
+    _swendsen_wang_of(f, c, beta, z, n_sweeps, rng)
+
+
+@njit(cache=True)
+def _any_sweeps(aux, f, c, beta, z, n_sweeps, rng):
     if aux.sampler == SWENDSEN_WANG:
-        if f.kind == DNN:
-            swendsen_wang_rows(f.order, c[7], c[10], z, beta, a, n_sweeps, rng, c[9])
-        else:
-            swendsen_wang_sweeps(c[0], c[1], c[2], c[3], z, beta, a, n_sweeps, rng)
+        _swendsen_wang_of(f, c, beta, z, n_sweeps, rng)
     else:
-        gibbs_sweeps(c[4], c[5], c[6], z, beta, a, n_sweeps, rng)
+        gibbs_sweeps(c[4], c[5], c[6], z, beta, f.class_weights, n_sweeps, rng)
+
+
+_sweeps_of = by_type(((SwendsenWangAuxiliary, _swendsen_wang_sweeps),), _any_sweeps)
 
 
 @njit(cache=True)
 def auxiliary_draw(f, aux, c, beta, z, rng):
     """``z <- z ~ f(. | beta, theta)`` at couplings ``c``; returns ``(sweeps, exact)``."""
     _start_labels(f, aux, z, rng)
+    return _draw_of(aux, f, c, beta, z, rng)
+
+
+@njit(cache=True)
+def _swendsen_wang_draw(aux, f, c, beta, z, rng):
+    _swendsen_wang_of(f, c, beta, z, aux.sweeps, rng)
+    return aux.sweeps, False
+
+
+@njit(cache=True)
+def _any_draw(aux, f, c, beta, z, rng):
     if aux.sampler == SWENDSEN_WANG or aux.sampler == GIBBS:
         _sweeps(f, aux, c, beta, z, aux.sweeps, rng)
         return aux.sweeps, False
@@ -387,6 +510,9 @@ def auxiliary_draw(f, aux, c, beta, z, rng):
         return used, ok
     enumerated_draw(c[0], c[1], c[2], f.class_weights, beta, z, rng.random())
     return 0, True
+
+
+_draw_of = by_type(((SwendsenWangAuxiliary, _swendsen_wang_draw),), _any_draw)
 
 
 @njit(cache=True)
@@ -607,31 +733,56 @@ def _exchange_term(f, aux, c0, c1, beta0, beta1, same_graph, bridge, z, rng):
     when ``bridge > 0``); returns ``(term, sweeps, exact, E_theta1(z))``."""
     used, exact = auxiliary_draw(f, aux, c1, beta1, z, rng)
     ez1 = _energy(f, c1, z)
-    if bridge > 0 and not same_graph and f.kind == DNN:
-        term = bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, bridge, rng, ez1)
-    elif bridge > 0 and not same_graph:
-        nested = f.kind == KNN_SYMMETRISED
-        term = bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng, ez1, nested)
+    if bridge > 0 and not same_graph:
+        term = _bridged_of(f, c0, c1, beta0, beta1, z, bridge, rng, ez1)
     else:
         term = beta0 * (ez1 if same_graph else _energy(f, c0, z)) - beta1 * ez1
     return term, used, exact, ez1
 
 
 @njit(cache=True)
+def _knn_bridged(f, c0, c1, beta0, beta1, z, bridge, rng, ez1):
+    nested = f.kind == KNN_SYMMETRISED
+    return bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng, ez1, nested)
+
+
+_bridged_of = by_field_kind(_knn_bridged, bridged_log_ratio_rows)
+
+
+@njit(cache=True)
 def _log_pl(f, c, beta):
     h = local_fields(c[4], c[5], c[6], f.y, f.class_weights)
-    if f.kind == DNN and f.sorted_sq.shape[1] < f.n_others:  # the ball's floor, if any
-        add_floor_fields(h, f.y, c[9], f.class_weights)
+    _floor_fields_of(f, c, h)
     return log_pl_derivatives(h, f.y, beta)[0]
+
+
+@njit(cache=True)
+def _dnn_floor_fields(f, c, h):
+    if f.sorted_sq.shape[1] < f.n_others:  # the ball's floor, if any
+        add_floor_fields(h, f.y, c[9], f.class_weights)
+
+
+_floor_fields_of = by_field_kind(_nothing, _dnn_floor_fields)
 
 
 @njit(cache=True)
 def _valid(f, beta, theta):
     if not (beta >= 0.0 and np.isfinite(beta) and np.isfinite(theta)):
         return False
-    if f.kind == DNN:
-        return theta > 0.0
+    return _theta_valid_of(f, theta)
+
+
+@njit(cache=True)
+def _dnn_theta_valid(f, theta):
+    return theta > 0.0
+
+
+@njit(cache=True)
+def _knn_theta_valid(f, theta):
     return theta == np.floor(theta) and 1.0 <= theta <= f.k_max
+
+
+_theta_valid_of = by_field_kind(_knn_theta_valid, _dnn_theta_valid)
 
 
 @njit(cache=True)

@@ -139,7 +139,7 @@ def _field(term, y) -> mcmc.Field:
     if term.is_knn:
         kind = mcmc.KNN_EQUAL if g.kind == "equal" else mcmc.KNN_SYMMETRISED
         perm, rank = _locality(g)
-        return mcmc.Field(
+        return mcmc.KnnField(
             kind,
             g.neighbours,
             g.reverse_rank,
@@ -163,7 +163,7 @@ def _field(term, y) -> mcmc.Field:
         )
     order, sorted_sq = g.sorted_rows()
     shells, shell_step = g.shells
-    return mcmc.Field(
+    return mcmc.DnnField(
         mcmc.DNN,
         none_i,
         none_i,
@@ -349,7 +349,7 @@ class PottsStep(BlockedStep):
         ]
         self._profile_cache = None
         self.chain = self._new_chain()
-        note_first_compile(mcmc.run_iterations)
+        note_first_compile(mcmc.run_iterations, type(self.field).__name__, type(self.aux).__name__)
 
     # -- construction ---------------------------------------------------------------------
 
@@ -385,9 +385,10 @@ class PottsStep(BlockedStep):
             start = "tuned" if tuned else "observed"
         self.start = start
         self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
-        return mcmc.Auxiliary(
+        typed = mcmc.SwendsenWangAuxiliary if self.sampler == "swendsen_wang" else mcmc.Auxiliary
+        return typed(
             self.method,
-            _SAMPLERS[sampler],
+            _SAMPLERS[self.sampler],
             self.sweeps or AUX_SWEEPS,
             self._start_code,
             self.max_sweeps,
