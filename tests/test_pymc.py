@@ -505,20 +505,26 @@ def test_a_first_compilation_is_announced_once(monkeypatch, caplog):
     assert len(notes()) == 1 and "cached on disk" in notes()[0]
 
 
+def _kind_model(kind, X, y):
+    """A model of one Potts term of ``kind`` ("knn" or "dnn"), uniform priors."""
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 2)
+        if kind == "knn":
+            pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 6), observed=y)
+        else:
+            sigma = pm.Uniform("sigma", 0, 5)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel="gaussian", observed=y)
+    return model
+
+
 def test_the_steps_give_the_kernels_their_kind_of_term_and_sampler_as_a_type():
     """The kernels compile one kind of term and, for the default sampler, Swendsen-Wang only,
     chosen by the types the step builds (mcmc.by_type)."""
     from pymc_knn.kernels import mcmc
 
-    X, y = small_problem(2, n=10)
+    X, y = small_problem(3, n=30)
     for kind, cls in [("knn", mcmc.KnnField), ("dnn", mcmc.DnnField)]:
-        with pm.Model():
-            beta = pm.Uniform("beta", 0, 2)
-            if kind == "knn":
-                pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 4), observed=y)
-            else:
-                sigma = pm.Uniform("sigma", 0, 5)
-                pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel="gaussian", observed=y)
+        with _kind_model(kind, X, y):
             default, gibbs = pk.Exchange(), pk.Exchange(sampler="gibbs")
         assert type(default.field) is cls and type(gibbs.field) is cls
         assert type(default.aux) is mcmc.SwendsenWangAuxiliary
@@ -558,13 +564,7 @@ def test_the_specialised_swendsen_wang_draws_what_the_general_kernel_does(kind):
     from pymc_knn.kernels import mcmc
 
     X, y = small_problem(3, n=30)
-    with pm.Model():
-        beta = pm.Uniform("beta", 0, 2)
-        if kind == "knn":
-            pk.PottsKNN("y", X=X, beta=beta, k=pm.DiscreteUniform("k", 1, 6), observed=y)
-        else:
-            sigma = pm.Uniform("sigma", 0, 5)
-            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel="gaussian", observed=y)
+    with _kind_model(kind, X, y):
         step = pk.Exchange(sweeps=3)
     f, theta = step.field, (4.0 if kind == "knn" else 0.7)
     c = mcmc.coupling(f, theta, False)
