@@ -188,29 +188,37 @@ class DnnField(Field):
 
 
 def by_type(cases, general=None):
-    """A function that numba compiles to the njit function of the first ``(cls, function)`` of
-    ``cases`` whose ``cls`` the first argument's tuple class is a subclass of, else to the njit
-    function ``general``: the others are not compiled at all. Only callable from compiled code.
+    """A function that runs the njit function of the first ``(cls, function)`` of ``cases``
+    whose ``cls`` its first argument's tuple class is a subclass of, else the njit function
+    ``general``. Numba compiles the chosen one only, the others not at all; called from Python it
+    chooses the same way.
 
     The steps build a :class:`KnnField` or a :class:`DnnField` and, for the default sampler, a
     :class:`SwendsenWangAuxiliary`, so a kNN term's kernels compile no d-nn code nor the other
     samplers', and the other way round: a first run compiles about 30% less for a kNN term and
-    17% less for a d-nn term (benchmarks/README.md, "A kernel for each kind of term"). Another :class:`Auxiliary`
-    compiles every sampler; a plain :class:`Field` is refused.
+    17% less for a d-nn term (benchmarks/README.md, "A kernel for each kind of term"). Another
+    :class:`Auxiliary` compiles every sampler; a plain :class:`Field` is refused.
     """
 
+    def pick(cls):
+        for case, impl in cases:
+            if issubclass(cls, case):
+                return impl
+        if general is None:
+            kinds = " or ".join(case.__name__ for case, _ in cases)
+            raise TypeError(f"{cls.__name__}: make it a {kinds}")
+        return general
+
     def chosen(*args):
-        raise TypeError("callable from numba-compiled code only")
+        return pick(type(args[0]))(*args)
 
     @overload(chosen)
     def _typed(*args):
-        for cls, impl in cases:
-            if issubclass(args[0].instance_class, cls):
-                return _calling(impl)
-        if general is None:
-            kinds = " or ".join(cls.__name__ for cls, _ in cases)
-            raise errors.TypingError(f"{args[0].instance_class.__name__}: make it a {kinds}")
-        return _calling(general)
+        try:
+            impl = pick(args[0].instance_class)
+        except TypeError as e:
+            raise errors.TypingError(str(e)) from None
+        return _calling(impl)
 
     return chosen
 
