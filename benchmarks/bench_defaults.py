@@ -18,6 +18,7 @@ draw. ``--table`` prints the Markdown table of a results file.
     python benchmarks/bench_defaults.py --data ripley pima glass iris wine crabs --seeds 1 2 3
     python benchmarks/bench_defaults.py --data breast_cancer digits blobs10 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data moons circles shells3 class20 --seeds 1 2 3
+    python benchmarks/bench_defaults.py --data rare classes8 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data gauss3000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
     python benchmarks/bench_defaults.py --bar benchmarks/results/defaults_2026-11-28c.jsonl benchmarks/results/defaults_2026-11-28d.jsonl
@@ -52,6 +53,21 @@ MADE = {
     "class20": (
         "make_classification",
         {"n_samples": 1000, "n_features": 20, "n_informative": 5, "n_classes": 3},
+    ),
+    # (2026-12-02) a rare class (9 to 1), and eight classes of 100 points
+    "rare": (
+        "make_classification",
+        {"n_samples": 800, "n_features": 6, "n_informative": 4, "weights": [0.9, 0.1]},
+    ),
+    "classes8": (
+        "make_classification",
+        {
+            "n_samples": 800,
+            "n_features": 8,
+            "n_informative": 6,
+            "n_classes": 8,
+            "n_clusters_per_class": 1,
+        },
     ),
 }
 
