@@ -4,7 +4,8 @@ Runs PyMC's 1000 tuning draws of ``chains`` chains of a ``bench_defaults.py`` ro
 (``cores=1``: the same draws as ``cores=2``) and, per chain, prints
 
 * every relaxation check: the window's 95% quantile of beta and the current ``k`` or ``sigma`` it
-  ran at, and the auxiliary sweeps before and after;
+  ran at, the auxiliary sweeps before and after, the sweeps chains from the observed labels
+  need, and the other frequent values of ``k`` also checked;
 * at the end of tuning: the iterations per draw chosen, the rows they were chosen from, and the
   integrated time per iteration of each coordinate and of the indicators of its 5% and 95%
   tails (their largest sets the iterations: ``_adaptation.Adaptation.finish``), on the whole of
@@ -76,7 +77,10 @@ class Recorder:
         def relax_(self, chain, beta, theta, tuned=None):
             before = chain.aux.sweeps
             relax(self, chain, beta, theta, tuned)
-            rec.chain(chain.adaptation)["checks"].append((beta, theta, before, chain.aux.sweeps))
+            others = [v for v, _ in chain.adaptation.window_values if v != theta]
+            rec.chain(chain.adaptation)["checks"].append(
+                (beta, theta, before, chain.aux.sweeps, chain.observed_sweeps, others)
+            )
 
         _adaptation.Adaptation.observe = observe_
         _adaptation.Adaptation.finish = finish_
@@ -92,8 +96,12 @@ def taus(x):
 def report(i, entry, names, excursion):
     rows, iterations, tau = entry["finish"]
     print(f"chain {i}: {iterations:.2f} iterations a draw (tau {tau:.1f}, {len(rows)} rows)")
-    for beta, theta, before, after in entry["checks"]:
-        print(f"  check at beta {beta:.3f}, theta {theta:.4g}: sweeps {before} -> {after}")
+    for beta, theta, before, after, labels, others in entry["checks"]:
+        also = f"; also at k {', '.join(f'{v:g}' for v in others)}" if others else ""
+        print(
+            f"  check at beta {beta:.3f}, theta {theta:.4g}: sweeps {before} -> {after}"
+            f" (from the labels {labels}{also})"
+        )
     print(f"  work per draw: {iterations * entry['sweeps']:.0f} sweeps")
     block = rows[:, 2:]
     half = len(block) // 2

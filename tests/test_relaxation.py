@@ -20,6 +20,8 @@ from pymc_knn.step_methods._adaptation import (
     FIRST_WINDOW,
     FIRST_RELAX_CHAINS,
     RELAX_CHAINS,
+    RELAX_QUANTILE,
+    Adaptation,
     agrees,
     relaxed,
 )
@@ -45,6 +47,14 @@ def _model(X, y):
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
         pk.PottsKNN("y", X=X, beta=beta, k=3, k_max=3, observed=y)
+    return model
+
+
+def _k_model(X, y):
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 4)
+        k = pm.DiscreteUniform("k", 1, 10)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, k_max=10, observed=y)
     return model
 
 
@@ -446,3 +456,105 @@ def test_an_extended_check_is_a_longer_one(blobs):
         points = np.array([mcmc.is_checkpoint(i) for i in t])
         assert 5 <= np.count_nonzero(points & (t >= s // 2) & (t < s)) <= 16
         assert 6 <= np.count_nonzero(points & (t >= s) & (t < 2 * s)) <= 16
+
+
+def test_frequent_values_of_k_and_their_top_of_beta(rng):
+    """The values of ``k`` holding at least a tenth of a window's rows, each with the 95%
+    quantile of beta among its own rows; none for ``sigma``."""
+    k = np.repeat([3.0, 4.0, 5.0], [500, 450, 50])
+    beta = rng.normal(2.0 - 0.1 * k, 0.05)
+    rows = np.column_stack([beta, k, beta, k])
+    knn = Adaptation(1, np.array([True]), 0.1, 1.0, np.array([5]))
+    values = knn.frequent_values(rows)
+    np.testing.assert_array_equal(values[:, 0], [3.0, 4.0])
+    for v, top in values:
+        assert top == np.quantile(beta[k == v], RELAX_QUANTILE)
+    dnn = Adaptation(1, np.array([False]), 0.1, 1.0, np.array([0]))
+    assert dnn.frequent_values(rows).shape == (0, 2)
+
+
+def _settled_step(X, y, rng, values):
+    with _k_model(X, y):
+        step = pk.Exchange(rng=rng)
+    step.chain.adaptation.window_length = 4 * FIRST_WINDOW  # a second window has closed
+    step.chain.adaptation.window_values = np.array(values, dtype=float).reshape(-1, 2)
+    return step
+
+
+def test_sweeps_are_checked_at_every_frequent_k(blobs):
+    """A chain standing at a ``k`` where the field is far from ordering (8, beta 0.5) while its
+    window also spent time at one where it orders (3, whose own top of beta is 2.6) takes the
+    sweeps the latter needs; without that value in the window, the ten it needs itself."""
+    X, y = blobs
+    alone = _settled_step(X, y, 1, [[8, 0.5]])
+    alone._relax(alone.chain, 0.5, 8.0)
+    assert alone.chain.aux.sweeps == AUX_SWEEPS and alone.chain.relaxed
+    both = _settled_step(X, y, 1, [[8, 0.5], [3, 2.6]])
+    both._relax(both.chain, 0.5, 8.0)
+    assert both.chain.aux.sweeps >= 4 * AUX_SWEEPS and both.chain.relaxed
+    assert both.chain.observed_sweeps == both.chain.aux.sweeps
+    assert both.chain.adaptation.aux_sweeps == both.chain.aux.sweeps
+
+
+def test_frequent_checks_that_pass_keep_the_draws(blobs):
+    """Checks at other frequent values draw from a stream jumped ahead of the step's: where they
+    pass, the step's stream and sweeps are those of a window with no other value."""
+    X, y = blobs
+    steps = [_settled_step(X, y, 1, values) for values in ([[8, 0.5]], [[8, 0.5], [3, 0.5]])]
+    for step in steps:
+        step._relax(step.chain, 0.5, 8.0)
+    assert steps[0].chain.aux.sweeps == steps[1].chain.aux.sweeps == AUX_SWEEPS
+    assert steps[0].rng.bit_generator.state == steps[1].rng.bit_generator.state
+
+
+def test_a_tuned_start_that_settles_elsewhere_at_a_frequent_k_is_dropped(blobs, monkeypatch):
+    """A tuned start checked at the chain's ``k`` whose chains clearly settle away from the
+    observed labels' at another frequent ``k`` gives way to the observed labels and their
+    sweeps."""
+    X, y = blobs
+    taken, chosen = [], []
+    real_agrees, real_tuned = _steps.agrees, _steps.PottsStep._tuned_start
+
+    def chosen_first(self, *args):  # the tuned start as chosen at the chain's k, then refused
+        aux = real_tuned(self, *args)
+        chosen.append(aux)
+        return aux
+
+    def agrees_until_chosen(*args):
+        return real_agrees(*args) if not chosen else False
+
+    for refuse in (False, True):
+        if refuse:
+            monkeypatch.setattr(_steps.PottsStep, "_tuned_start", chosen_first)
+            monkeypatch.setattr(_steps, "agrees", agrees_until_chosen)
+        step = _settled_step(X, y, 0, [[3, 1.6], [4, 1.5]])
+        step.start = "tuned"
+        step._relax(step.chain, 1.6, 3.0, (1.5, 1.4))
+        taken.append(step.chain.aux.start == mcmc.START_LABELS)
+        assert step.chain.relaxed
+    assert taken == [True, False]
+    assert chosen and chosen[0].start == mcmc.START_LABELS
+    assert step.chain.aux.sweeps == step.chain.observed_sweeps > AUX_SWEEPS
+
+
+def test_a_confirmed_check_grows_only_after_two_failures(blobs, monkeypatch):
+    """With ``confirm``, one failure at the first sweeps is checked again on fresh chains: a
+    single chance failure keeps the sweeps, two in a row grow them."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=1)
+    verdicts = []
+
+    def scripted(*args):
+        return verdicts.pop(0) if verdicts else True
+
+    monkeypatch.setattr(_steps, "relaxed", scripted)
+    aux = step.chain.aux
+    for script, confirm, grown in (
+        ([False], True, False),
+        ([False], False, True),
+        ([False, False], True, True),
+    ):
+        verdicts[:] = script
+        s, ok, _, _ = step._check(aux, 0.5, 3.0, AUX_SWEEPS, confirm=confirm)
+        assert ok and (s > AUX_SWEEPS) == grown

@@ -146,6 +146,10 @@ RELAX_TOL = 0.1
 auxiliary energy, so a bias ``b`` of the draws' energy moves beta's posterior by about
 ``b / sd(E)`` of its sds."""
 
+FREQUENT_SHARE = 0.1
+"""Share of a window's rows at which a value of ``k`` is frequent: the sweeps are checked there
+too, not only at the chain's current ``k`` (:meth:`Adaptation.frequent_values`)."""
+
 
 def integrated_time(x) -> float:
     """Integrated autocorrelation time of a series (Geyer's initial monotone sequence).
@@ -269,6 +273,7 @@ class Adaptation:
     window_mean: np.ndarray | None = None
     window_beta_top: float = 0.0
     window_beta_low: float = 0.0
+    window_values: np.ndarray = field(default_factory=lambda: np.empty((0, 2)))
     _window: list = field(default_factory=list)
     _filled: int = 0
     _updates: dict = field(default_factory=lambda: dict.fromkeys((BETA_MOVE, GRAPH_MOVE), 0))
@@ -464,6 +469,7 @@ class Adaptation:
         self.futile_at = self._futile_at(rows, transitions)
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         self.window_beta_low = float(np.quantile(rows[:, 0], 1 - RELAX_QUANTILE))
+        self.window_values = self.frequent_values(rows)
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
         pooled = block
@@ -482,6 +488,18 @@ class Adaptation:
         self._last_rows, self._last_transitions = rows, transitions
         self.window_length *= 2
         self._window, self._filled = [], 0
+
+    def frequent_values(self, rows) -> np.ndarray:
+        """Rows ``(value, beta)`` for each value of the graph coordinate, when it is a single
+        discrete one (``k``), that holds at least ``FREQUENT_SHARE`` of ``rows``: the value and
+        the ``RELAX_QUANTILE`` quantile of beta's first coordinate among its rows. Empty for
+        ``sigma`` or several graph coordinates."""
+        if self.graph_discrete.size != 1 or not self.graph_discrete[0]:
+            return np.empty((0, 2))
+        values, counts = np.unique(rows[:, 1], return_counts=True)
+        frequent = values[counts >= FREQUENT_SHARE * len(rows)]
+        tops = [np.quantile(rows[rows[:, 1] == v, 0], RELAX_QUANTILE) for v in frequent]
+        return np.column_stack([frequent, tops]) if tops else np.empty((0, 2))
 
     def _learn_covariance(self, block, accepted) -> None:
         """The ridge (regression of beta's coordinates on each graph coordinate) and the shape
