@@ -77,7 +77,8 @@ class Recorder:
         def relax_(self, chain, beta, theta, tuned=None):
             before = chain.aux.sweeps
             relax(self, chain, beta, theta, tuned)
-            others = [v for v, _ in chain.adaptation.window_values if v != theta]
+            a = chain.adaptation
+            others = [v for v, _ in a.window_values if v != theta] if a.settled else []
             rec.chain(chain.adaptation)["checks"].append(
                 (beta, theta, before, chain.aux.sweeps, chain.observed_sweeps, others)
             )
