@@ -388,6 +388,12 @@ def test_the_bridge_follows_the_noise_of_the_ratio(rng):
     ]
 
 
+def test_the_noise_is_measured_only_where_the_bridging_is_tuned():
+    args = np.array([0]), np.array([1]), np.array([1]), np.array([9])
+    assert adaptation(adapt_bridge=True).proposal(*args).measure_noise
+    assert not adaptation(bridge=5).proposal(*args).measure_noise
+
+
 def test_a_quiet_ratio_bridges_only_large_moves_and_a_fixed_one_stays(rng):
     """A unit move whose noise is below the target is not bridged, a large move with the same
     noise per unit is (moons and Pima mix k about twice as fast per iteration so)."""

@@ -18,6 +18,7 @@ from pymc_knn.kernels.enumeration import decode_labelling, state_energies
 from pymc_knn.kernels import mcmc
 from pymc_knn.kernels.mcmc import (
     FIELD_ROW_SWEEP,
+    GRAPH_MOVE,
     MAX_FIELD_SWEEPS,
     WRITTEN_ROW,
     bridged_log_ratio,
@@ -314,3 +315,36 @@ def test_one_pass_counts_draw_as_two(k0, k1):
     assert not np.array_equal(out[0][1], y)
     assert out[0][0] == out[1][0]
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+@pytest.mark.parametrize("bridge, measured", [(None, True), (2, False)])
+def test_the_kernel_measures_the_noise_only_where_the_bridging_is_tuned(
+    bridge, measured, monkeypatch
+):
+    """While tuning, every graph move measures its noise (a second exchange term) where the
+    bridging is tuned from it, and none where it is fixed (the second term was computed there
+    too, as dear as the first, and thrown away)."""
+    from pymc_knn.step_methods import _adaptation
+
+    X, y, *_ = pk.datasets.load_ripley("train")
+    recorded = []
+    real = _adaptation.Adaptation.observe
+
+    def recording(self, trace, accept, cap, move, noise, bridge_sweeps=0):
+        recorded.append((move.copy(), noise.copy()))
+        return real(self, trace, accept, cap, move, noise, bridge_sweeps)
+
+    monkeypatch.setattr(_adaptation.Adaptation, "observe", recording)
+    with pm.Model() as model:
+        beta = pm.Uniform("beta", 0, 4)
+        k = pm.DiscreteUniform("k", 1, 30)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, k_max=30, observed=y)
+        step = pk.Exchange(bridge=bridge, iterations_per_draw=20, rng=0)
+        point = model.initial_point()
+        for _ in range(5):
+            point, _ = step.step(point)
+    move = np.concatenate([m for m, _ in recorded])
+    noise = np.concatenate([v for _, v in recorded])
+    graph = move == GRAPH_MOVE
+    assert graph.sum() >= 20 and not np.isfinite(noise[~graph]).any()
+    assert np.isfinite(noise[graph]).mean() >= 0.9 if measured else not np.isfinite(noise).any()

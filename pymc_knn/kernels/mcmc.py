@@ -280,6 +280,7 @@ class Proposal(NamedTuple):
     bridge_unit: float  # ... or, when > 0, (fields + 1) per unit of the move's size
     max_bridge: int  # bound on the fields of one move
     delayed: int  # exchange: which moves are screened by the fitted densities first (SCREEN_*)
+    measure_noise: bool  # tuning: whether graph moves measure their ratio's noise (the bridging's)
 
 
 _NO_EDGES = np.empty(0, dtype=np.int32)
@@ -1080,7 +1081,8 @@ def run_iterations(
         auxiliary labels), the move type and, for an exchange kNN graph move, the squared
         difference of two independent estimates of its auxiliary term times ``(fields + 1) /
         |size|`` (``2 x`` the noise variance per field and unit of the move's size, which
-        :func:`bridge_fields` scales by; ``nan`` for other moves).
+        :func:`bridge_fields` scales by; ``nan`` for other moves, and for every move unless
+        ``p.measure_noise``, when the bridging is not tuned).
     rng : numpy Generator
     cache : tuple
         The two couplings the chain's previous call ended with (:func:`new_couplings` at the
@@ -1205,7 +1207,7 @@ screened, cache
                     n_draws += 1
                     n_inexact += not exact
                     bridge_sweeps += bridged
-                    if record and kind == GRAPH_MOVE and not same:
+                    if record and p.measure_noise and kind == GRAPH_MOVE and not same:
                         # tuning: a second estimate of the same ratio measures its noise, here
                         # per unit of the move's size and per field (x 2)
                         term2, used, exact, _ = _exchange_term(

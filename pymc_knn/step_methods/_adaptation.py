@@ -388,6 +388,7 @@ class Adaptation:
             self.bridge_unit if self.adapt_bridge else 0.0,
             self.max_bridge,
             self.delayed if (self.jump.shape[1] > 0 or self.beta_chol.shape[0] > 0) else 0,
+            self.adapt_bridge,
         )
 
     def observe(self, trace, accept, cap, move, noise, bridge_sweeps=0) -> bool:
