@@ -484,16 +484,26 @@ def _settled_step(X, y, rng, values):
 def test_sweeps_are_checked_at_every_frequent_k(blobs):
     """A chain standing at a ``k`` where the field is far from ordering (8, beta 0.5) while its
     window also spent time at one where it orders (3, whose own top of beta is 2.6) takes the
-    sweeps the latter needs; without that value in the window, the ten it needs itself."""
+    sweeps the latter needs; without that value in the window, the ten it needs itself. A
+    value's need is kept: a later window without it draws with the current ``k``'s sweeps, one
+    with it again starts its check from what it needed."""
     X, y = blobs
     alone = _settled_step(X, y, 1, [[8, 0.5]])
     alone._relax(alone.chain, 0.5, 8.0)
     assert alone.chain.aux.sweeps == AUX_SWEEPS and alone.chain.relaxed
     both = _settled_step(X, y, 1, [[8, 0.5], [3, 2.6]])
-    both._relax(both.chain, 0.5, 8.0)
-    assert both.chain.aux.sweeps >= 4 * AUX_SWEEPS and both.chain.relaxed
-    assert both.chain.observed_sweeps == both.chain.aux.sweeps
-    assert both.chain.adaptation.aux_sweeps == both.chain.aux.sweeps
+    chain = both.chain
+    both._relax(chain, 0.5, 8.0)
+    need = chain.value_sweeps[3.0]
+    assert chain.aux.sweeps == need >= 4 * AUX_SWEEPS and chain.relaxed
+    assert chain.observed_sweeps == AUX_SWEEPS  # the current k's own
+    assert chain.adaptation.aux_sweeps == chain.aux.sweeps
+    chain.adaptation.window_values = np.array([[8.0, 0.6]])  # k = 3 left behind
+    both._relax(chain, 0.6, 8.0)
+    assert chain.aux.sweeps == AUX_SWEEPS and chain.value_sweeps[3.0] == need
+    chain.adaptation.window_values = np.array([[8.0, 0.5], [3.0, 2.6]])
+    both._relax(chain, 0.5, 8.0)
+    assert chain.aux.sweeps >= need
 
 
 def test_frequent_checks_that_pass_keep_the_draws(blobs):

@@ -222,6 +222,8 @@ class ChainState:
     relaxed: bool = True  # the latest relaxation check passed within MAX_AUX_SWEEPS
     relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
     observed_sweeps: int = AUX_SWEEPS  # the sweeps chains from the observed labels need
+    value_sweeps: dict = field(default_factory=dict)  # ... at other frequent values of k
+    main_aux: Any = None  # the auxiliary draws chosen at the current k (before other values')
     tuned_tried: bool = False  # start="tuned": a settled window has considered a tuned start
     settled_checked: bool = False  # a window after the first has chosen the sweeps afresh
     started: bool = False
@@ -887,7 +889,8 @@ class PottsStep(BlockedStep):
         transition (chains from it can sit there for hundreds of sweeps: no drift, yet not the
         stationary law) from being taken for a relaxed one (docs/inference.md). A point within
         ``RELAX_SAME`` (relative) of the latest passed check, at the same sweeps, is not checked
-        again (nor is the start drawn again): once a large data set's posterior has narrowed,
+        again (nor is the start drawn again; the window's other frequent values of ``k`` still
+        are, :meth:`_check_frequent`): once a large data set's posterior has narrowed,
         every later window would repeat checks that cost ``RELAX_CHAINS`` auxiliary runs; but
         the first window that asks for a tuned start always gets its checks (the tuned start's
         agreement needs chains from the labels at this very beta)."""
@@ -898,24 +901,29 @@ class PottsStep(BlockedStep):
             # do not bind the later windows', which never fall
             chain.settled_checked = True
             s, chain.relaxed_at = AUX_SWEEPS, ()
-        if chain.relaxed_at and chain.relaxed_at[2] == s and (tuned is None or chain.tuned_tried):
+        skip = (
+            chain.relaxed_at and chain.relaxed_at[2] == s and (tuned is None or chain.tuned_tried)
+        )
+        if skip:
             b, t, _ = chain.relaxed_at
-            if abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t:
-                return
-        chain.tuned_tried = chain.tuned_tried or tuned is not None
-        start = None if tuned is None else self._draw_start(chain, tuned[0], theta)
-        observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
-        chains = RELAX_CHAINS if chain.adaptation.settled else FIRST_RELAX_CHAINS
-        s, ok, late, late_sq = self._check(observed, beta, theta, s, chains=chains)
-        aux = observed._replace(sweeps=s)
-        if start is not None and ok and s >= 2 * AUX_SWEEPS:
-            aux = self._tuned_start(aux, start, (beta, tuned[1]), theta, (late, late_sq))
+            skip = abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t
+        if not skip:
+            chain.tuned_tried = chain.tuned_tried or tuned is not None
+            start = None if tuned is None else self._draw_start(chain, tuned[0], theta)
+            observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
+            chains = RELAX_CHAINS if chain.adaptation.settled else FIRST_RELAX_CHAINS
+            s, ok, late, late_sq = self._check(observed, beta, theta, s, chains=chains)
+            aux = observed._replace(sweeps=s)
+            if start is not None and ok and s >= 2 * AUX_SWEEPS:
+                aux = self._tuned_start(aux, start, (beta, tuned[1]), theta, (late, late_sq))
+            chain.observed_sweeps = s
+            chain.main_aux = aux
+            chain.relaxed_at = (beta, theta, s) if ok else ()
+        ok, aux = bool(chain.relaxed_at), chain.main_aux
         if chain.adaptation.settled:
-            s, ok, aux = self._check_frequent(chain, theta, s, ok, aux)
-        chain.observed_sweeps = s
+            ok, aux = self._check_frequent(chain, theta, s, ok, aux)
         chain.aux = aux
         chain.relaxed = ok
-        chain.relaxed_at = (beta, theta, s) if ok else ()
         chain.adaptation.aux_sweeps = aux.sweeps
 
     def _check_frequent(self, chain, theta, s, ok, aux):
@@ -923,32 +931,37 @@ class PottsStep(BlockedStep):
         (:meth:`Adaptation.frequent_values`, each at its own top of beta): the current ``k``
         may relax faster than another the chain spends time at (eight classes, beta 2.43: after
         128 sweeps from the labels, chains at ``k = 6`` are within 0.25 stationary sd of their
-        mean, at ``k = 5`` 1.25 sds behind). A failure there counts only when fresh
-        chains confirm it (a check at the right sweeps fails about one time in ten, and the
-        sweeps never fall: unconfirmed, every extra check would raise sweeps by chance); then
-        the sweeps grow until chains from the observed labels relax there, and a tuned start
-        whose chains settle elsewhere than theirs is dropped. The checks draw from a stream
-        jumped ahead of the step's, so a chain whose checks all pass keeps its draws. Returns
-        ``(s, ok, aux)``."""
+        mean, at ``k = 5`` 1.25 sds behind). Each value's check starts from the larger of ``s``
+        (the current ``k``'s) and what that value needed before (kept per value, never falling),
+        and a failure counts only when fresh chains confirm it (a check at the right sweeps fails
+        about one time in ten: unconfirmed, every extra check would raise sweeps by chance).
+        The draws use the most any of the window's frequent values needs, so a value a chain
+        visited on its way and then left (digits: ``k = 4``, beta at its bound 4, 57 sweeps where
+        the posterior's ``k = 3`` needs 20) stops costing sweeps once no window holds it; and
+        a tuned start whose chains settle elsewhere than the labels' at such a value is dropped.
+        The checks draw from a stream jumped ahead of the step's, so a chain whose checks all
+        pass keeps its draws. Returns ``(ok, aux)``."""
         jumped = getattr(self.rng.bit_generator, "jumped", None)
         rng = np.random.Generator(jumped()) if jumped is not None else self.rng
         observed = aux._replace(start=self._start_code, start_labels=_NO_LABELS)
+        need = s
         for value, beta in chain.adaptation.window_values:
             if value == theta:
                 continue
+            start = max(s, chain.value_sweeps.get(value, 0))
             s_v, ok_v, late, late_sq = self._check(
-                observed._replace(sweeps=s), beta, value, s, confirm=True, rng=rng
+                observed._replace(sweeps=start), beta, value, start, confirm=True, rng=rng
             )
+            chain.value_sweeps[value] = s_v
             ok = ok and ok_v
-            if s_v > s:
-                s, aux = s_v, observed._replace(sweeps=s_v)
-            elif aux.start == mcmc.START_LABELS:
+            need = max(need, s_v)
+            if s_v == s and aux.start == mcmc.START_LABELS:
                 _, agreed, _, _ = self._check(
                     aux, beta, value, aux.sweeps, (late, late_sq), aux.sweeps, confirm=True, rng=rng
                 )
                 if not agreed:
                     aux = observed._replace(sweeps=s)
-        return s, ok, aux
+        return ok, (observed._replace(sweeps=need) if need > s else aux)
 
     def _tuned_start(self, observed, start, betas, theta, reference):
         """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
