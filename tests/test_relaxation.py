@@ -210,7 +210,7 @@ def test_a_tuned_start_relaxes_sooner_than_the_observed_labels(blobs):
         with _model(X, y):
             step = pk.Exchange(rng=seed)
         chain = step.chain
-        step._relax(chain, 1.6, 3.0, (1.5, 1.4))
+        step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
         assert chain.relaxed
         observed.append(chain.observed_sweeps)
         tuned.append(chain.aux.sweeps)
@@ -266,7 +266,7 @@ def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs,
     with _model(X, y):
         step = pk.Exchange(rng=0)
     chain = step.chain
-    step._relax(chain, 1.6, 3.0, (1.5, 1.4))
+    step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
     assert chain.aux.start == mcmc.START_OBSERVED and chain.aux.start_labels.size == 0
     assert chain.aux.sweeps == chain.observed_sweeps > AUX_SWEEPS
 
@@ -274,10 +274,10 @@ def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs,
 def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_window(
     blobs, monkeypatch
 ):
-    """The tuned start's checks stop one growth step below the sweeps the observed labels
-    need (a start that saves nothing is not taken), and a window whose 5% quantile of beta lies
-    within RELAX_SAME of its 95% one is checked there only (a narrow posterior's quantiles are
-    one point)."""
+    """The observed labels are checked at the window's 5% and 95% quantiles of beta, the tuned
+    start after them, stopping one growth step below the sweeps the labels need (a start that
+    saves nothing is not taken); a window whose 5% quantile lies within RELAX_SAME of its 95%
+    one is checked there only (a narrow posterior's quantiles are one point)."""
     X, y = blobs
     calls = []
     real = _steps.PottsStep._check
@@ -287,16 +287,18 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
         return real(self, aux, beta, theta, s, reference, limit, **kwargs)
 
     monkeypatch.setattr(_steps.PottsStep, "_check", recording)
-    for low, betas in ((1.4, [1.6, 1.6, 1.4]), (1.59, [1.6, 1.6])):
+    for low, betas in ((1.4, [1.4, 1.6, 1.6, 1.4]), (1.59, [1.6, 1.6])):
         calls.clear()
         with _model(X, y):
             step = pk.Exchange(rng=0)
         step.chain.adaptation.window_length = 4 * FIRST_WINDOW  # tuned starts from the second
-        step._relax(step.chain, 1.6, 3.0, (1.5, low))
+        step._relax(step.chain, 1.6, 3.0, low=low, mean=1.5)
         s = step.chain.observed_sweeps
         assert s >= 2 * AUX_SWEEPS  # so the tuned start is tried
         assert [b for b, _ in calls] == betas
-        assert all(lim == round(s / _steps.RELAX_GROWTH) for _, lim in calls[1:])
+        labels = len(betas) - 2 if low == 1.4 else 1
+        assert all(lim is None for _, lim in calls[:labels])
+        assert all(lim == round(s / _steps.RELAX_GROWTH) for _, lim in calls[labels:])
         if step.chain.aux.start == mcmc.START_LABELS:
             assert step.chain.aux.sweeps <= round(s / _steps.RELAX_GROWTH)
 
@@ -416,7 +418,8 @@ def test_tuned_sweeps_remove_the_bias_of_an_unrelaxed_auxiliary_chain(
     mean, sd = blobs_posterior
     tuned = _beta_draws(X, y, start=start)
     ten = _beta_draws(X, y, sweeps=10)
-    # measured: tuned 2.336 +- 0.037 against 2.327 +- 0.038 (0.24 sd); ten sweeps 2.474 (4 sd)
+    # measured: tuned 2.328 (0.02 sd; 0.23 before the low end was checked), observed labels
+    # 2.335 (0.19 sd) against 2.328 +- 0.037; ten sweeps 2.474 (4 sd)
     assert abs(tuned.mean() - mean) < 0.35 * sd
     assert abs(tuned.std() / sd - 1) < 0.25
     assert ten.mean() - mean > 2 * sd  # negative control: the bias the tuning removes
@@ -537,8 +540,8 @@ def test_a_tuned_start_that_settles_elsewhere_at_a_frequent_k_is_dropped(blobs, 
         if refuse:
             monkeypatch.setattr(_steps.PottsStep, "_tuned_start", chosen_first)
             monkeypatch.setattr(_steps, "agrees", agrees_until_chosen)
-        step = _settled_step(X, y, 0, [[3, 1.6], [4, 1.5]])
-        step._relax(step.chain, 1.6, 3.0, (1.5, 1.4))
+        step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
+        step._relax(step.chain, 1.6, 3.0, low=1.4, mean=1.5)
         taken.append(step.chain.aux.start == mcmc.START_LABELS)
         assert step.chain.relaxed
     assert taken == [True, False]
@@ -567,3 +570,61 @@ def test_a_confirmed_check_grows_only_after_two_failures(blobs, monkeypatch):
         verdicts[:] = script
         s, ok, _, _ = step._check(aux, 0.5, 3.0, AUX_SWEEPS, confirm=confirm)
         assert ok and (s > AUX_SWEEPS) == grown
+
+
+def test_the_labels_sweeps_are_checked_at_the_low_end_of_beta(blobs):
+    """From the second window the observed labels' sweeps are checked at the window's 5% quantile
+    of beta too: chains from the labels may relax slowest below the mean (eight classes with
+    equal neighbours: 0.47 stationary sd from their mean after 192 sweeps at beta 3.38, within
+    0.02 at 3.52). A chain whose top of beta needs ten sweeps (0.5) takes what the low end
+    needs (2.6, where these chains order); the first window, or no low end, checks the top
+    only."""
+    X, y = blobs
+    sweeps = {}
+    for settled, low in ((True, None), (True, 2.6), (False, 2.6)):
+        with _model(X, y):
+            step = pk.Exchange(rng=1)
+        if settled:
+            step.chain.adaptation.window_length = 4 * FIRST_WINDOW
+        step._relax(step.chain, 0.5, 3.0, low=low)
+        assert step.chain.relaxed
+        sweeps[settled, low] = step.chain.aux.sweeps
+    assert sweeps[True, None] == sweeps[False, 2.6] == AUX_SWEEPS
+    assert sweeps[True, 2.6] >= 4 * AUX_SWEEPS
+    assert step.chain.observed_sweeps == AUX_SWEEPS
+
+
+def test_a_low_end_check_that_passes_keeps_the_draws(blobs):
+    """The check at the low end draws from a stream jumped ahead of the step's: where it passes,
+    the step's stream and sweeps are those of a window checked at its top only."""
+    X, y = blobs
+    steps = []
+    for low in (None, 0.45):
+        with _model(X, y):
+            step = pk.Exchange(rng=2)
+        step.chain.adaptation.window_length = 4 * FIRST_WINDOW
+        step._relax(step.chain, 0.5, 3.0, low=low)
+        steps.append(step)
+    assert steps[0].chain.aux.sweeps == steps[1].chain.aux.sweeps == AUX_SWEEPS
+    assert steps[0].rng.bit_generator.state == steps[1].rng.bit_generator.state
+
+
+def test_a_tuned_start_must_settle_with_the_labels_at_the_low_end_too(blobs):
+    """Given the late windows of the labels' chains at the low end of beta, a tuned start whose
+    chains settle elsewhere there is refused (on the eight classes a start checked at the top
+    only left its chain 0.2 of beta's sd low); with none there, relaxing is enough."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    observed = step.chain.aux._replace(start=step._start_code)
+    s, ok, *top = step._check(observed, 1.6, 3.0, 4 * AUX_SWEEPS)
+    _, _, late_low, sq_low = step._check(observed, 1.4, 3.0, s)
+    assert ok
+    observed = observed._replace(sweeps=s)
+    start = step._draw_start(step.chain, 1.5, 3.0)
+    taken = step._tuned_start(observed, start, (1.6, 1.4), 3.0, (tuple(top), None))
+    assert taken.start == mcmc.START_LABELS and taken.sweeps < s
+    c = 3.0 * np.sqrt(sq_low.mean() - late_low.mean() ** 2)  # three stationary sds higher
+    elsewhere = (late_low + c, sq_low + 2.0 * c * late_low + c**2)
+    refused = step._tuned_start(observed, start, (1.6, 1.4), 3.0, (tuple(top), elsewhere))
+    assert refused is observed
