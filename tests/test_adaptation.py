@@ -214,6 +214,20 @@ def test_window_tau_sees_a_slowly_mixing_tail(rng):
     assert Adaptation._window_tau(x[:, None]) == tail
 
 
+def test_series_taus_give_each_coordinate_and_tail_and_the_window_takes_the_largest(rng):
+    """One row a coordinate (bulk, 5% tail, 95% tail), nan for a coordinate that never moved
+    (a ``k`` a window held): what benchmarks/tuning_taus.py prints to tell a slow chain's series."""
+    slow = ar1(0.95, 4000, rng)
+    block = np.column_stack([rng.normal(size=4000), slow, np.full(4000, 3.0)])
+    taus = Adaptation.series_taus(block)
+    assert taus.shape == (3, 3)
+    assert np.isnan(taus[2]).all()
+    assert taus[1, 0] == integrated_time(slow) > 5 * taus[0, 0]
+    assert taus[1, 2] == integrated_time(slow <= np.quantile(slow, 0.95))
+    assert Adaptation._window_tau(block) == np.nanmax(taus)
+    assert math.isnan(Adaptation._window_tau(block[:, 2:]))
+
+
 def test_a_window_says_which_graph_coordinates_never_moved(rng):
     a = adaptation(n_free=1, graph=(True, False))
     block = np.column_stack(

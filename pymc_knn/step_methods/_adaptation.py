@@ -450,16 +450,22 @@ class Adaptation:
         self.bridge_unit = v / TARGET_NOISE
 
     @staticmethod
-    def _window_tau(block) -> float:
-        """The largest integrated time of the window's coordinates and of the indicators of
-        their 5% and 95% tails (what ArviZ's bulk and tail ESS measure)."""
-        taus = []
-        for x in block.T:
+    def series_taus(block) -> np.ndarray:
+        """Integrated times of a block's coordinates (columns) and of the indicators of their
+        5% and 95% tails (what ArviZ's bulk and tail ESS measure): ``(coordinates, 3)``, ``nan``
+        where a series is constant."""
+        taus = np.full((block.shape[1], 3), math.nan)
+        for j, x in enumerate(block.T):
             low, high = np.quantile(x, TAIL_PROBS)
-            for series in (x, x <= low, x <= high):
-                taus.append(integrated_time(series))
-        taus = [t for t in taus if np.isfinite(t)]
-        return max(taus) if taus else math.nan
+            for i, series in enumerate((x, x <= low, x <= high)):
+                taus[j, i] = integrated_time(series)
+        return taus
+
+    @classmethod
+    def _window_tau(cls, block) -> float:
+        """The largest of :meth:`series_taus`."""
+        taus = cls.series_taus(block)
+        return float(np.nanmax(taus)) if np.isfinite(taus).any() else math.nan
 
     def _close_window(self) -> None:
         rows = np.concatenate([b for b, _, _ in self._window])
@@ -641,19 +647,24 @@ class Adaptation:
         away = float(np.mean(np.any(settled != graph[0], axis=1)))
         return 2.0 * away * len(rows) / transitions if away > 0 else math.nan
 
+    def final_block(self):
+        """``(rows, transitions)`` that :meth:`finish` reads: the latest closed window and the
+        iterations since, or those alone when the window is stale; ``(None, 0)`` before any."""
+        blocks = [b for b, _, _ in self._window]
+        transitions = sum(e for _, _, e in self._window)
+        if self._last_rows is not None and not self._stale_last_window(blocks):
+            blocks.insert(0, self._last_rows)
+            transitions += self._last_transitions
+        return (np.concatenate(blocks) if blocks else None), transitions
+
     def finish(self) -> None:
         """End of tuning: the iterations per draw and whether the graph moves are futile, from
         the latest closed window and the iterations since, pooled (one window's tail
         autocorrelation is noisy: a single short window chose 7 iterations on Ripley where
         12-14 were needed), or from the iterations since alone when that window is stale
         (:meth:`_stale_last_window`). Their ``(beta, theta)`` are kept as ``final_rows``."""
-        blocks = [b for b, _, _ in self._window]
-        transitions = sum(e for _, _, e in self._window)
-        if self._last_rows is not None and not self._stale_last_window(blocks):
-            blocks.insert(0, self._last_rows)
-            transitions += self._last_transitions
-        if blocks:
-            rows = np.concatenate(blocks)
+        rows, transitions = self.final_block()
+        if rows is not None:
             self.final_rows = rows[:, :2].copy()
             self.futile_at = self._futile_at(rows, transitions)
             self.home_at = self._home_at(rows)
