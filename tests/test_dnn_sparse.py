@@ -568,3 +568,39 @@ def test_pm_sample_draws_the_same_with_and_without_the_thread_pool():
     assert np.unique(draws[0]["beta"].values).size > 1
     for name in ("beta", "sigma"):
         np.testing.assert_array_equal(draws[0][name].values, draws[1][name].values)
+
+
+@pytest.mark.parametrize("kernel, sigmas", [("gaussian", (0.5, 0.6)), ("ball", (0.8, 1.1))])
+def test_a_table_is_never_read_past_a_rows_end(kernel, sigmas):
+    """A coupling's running sums are written for ``r < ends[i]`` only (the rest is whatever the
+    memory held): the energy, the auxiliary draws and the bridge give the same numbers, to the
+    bit, when every entry past a row's end is NaN (a test helper that read an empty row's
+    garbage times 0 failed on CI with NaN). Rows end early where the gaussian's weights become
+    negligible and at the ball's edge (its floor carried through class totals)."""
+    from pymc_knn.kernels import mcmc
+
+    X, y = small_problem(5, n=120, G=3)
+    with pm.Model():
+        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        step = pk.Exchange(sampler="swendsen_wang", sweeps=3)
+    f, aux = step.field, step.chain.aux
+    clean = [mcmc.coupling(f, s, False) for s in sigmas]
+    poisoned = []
+    for c in clean:
+        c = list(c)
+        c[7] = c[7].copy()
+        c[7][np.arange(c[7].shape[1]) >= c[10][:, None]] = np.nan
+        assert np.isnan(c[7]).any()
+        poisoned.append(tuple(c))
+
+    def numbers(c0, c1):
+        z = y.astype(np.int64).copy()
+        rng = np.random.default_rng(5)
+        out = [mcmc._energy(f, c0, z), mcmc.auxiliary_draw(f, aux, c1, 1.3, z, rng)]
+        out.append(mcmc.bridged_log_ratio_rows(f, c0, c1, 1.2, 1.4, z, 4, rng))
+        return out, z
+
+    (a, za), (b, zb) = numbers(*clean), numbers(*poisoned)
+    assert a == b
+    np.testing.assert_array_equal(za, zb)
