@@ -20,3 +20,12 @@ def small_problem(seed, n=8, p=2, G=2):
     y = np.arange(n) % G
     r.shuffle(y)
     return X, y
+
+
+def poison_past_ends(c):
+    """Set a d-nn coupling's running sums past each row's end to NaN, in place: the table is
+    written for ``r < ends[i]`` only and holds whatever the memory held beyond, which no kernel
+    may read. Returns how many entries were poisoned."""
+    past = np.arange(c[7].shape[1]) >= c[10][:, None]
+    c[7][past] = np.nan
+    return int(past.sum())
