@@ -44,7 +44,9 @@ def measure(spec):
     for name, written_row in (("written", 1 << 40), ("in place", 0)):
 
         def run(fields, written_row=written_row):
-            mcmc.bridged_log_ratio_rows(f, c0, c1, beta, beta, z, fields, rng, np.nan, written_row)
+            mcmc.bridged_log_ratio_rows(
+                f, c0, c1, beta, beta, z, fields, rng, np.nan, np.nan, written_row
+            )
 
         run(2)
         per_field[name] = (

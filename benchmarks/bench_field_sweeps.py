@@ -56,7 +56,9 @@ def main():
     c0 = mcmc.coupling(f, args.sigma, False)
     c0 = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in c0)
     z = f.y.astype(np.int64).copy()  # compile before timing
-    mcmc.bridged_log_ratio_rows(f, c0, c0, beta, beta, z, 1, rng, np.nan, mcmc.WRITTEN_ROW, 1e9)
+    mcmc.bridged_log_ratio_rows(
+        f, c0, c0, beta, beta, z, 1, rng, np.nan, np.nan, mcmc.WRITTEN_ROW, 1e9
+    )
     print(f"{args.data} {args.model}: sigma {args.sigma}, beta {beta}, {args.sweeps} sweeps a draw")
     print("| d | fields m | sweeps a field s | mean | variance | variance (m + 1) | ms a term |")
     print("|---|---|---|---|---|---|---|")
@@ -71,7 +73,18 @@ def main():
                     mcmc.auxiliary_draw(f, aux, c1, beta, z, rng)
                     t0 = time.perf_counter()
                     terms[r] = mcmc.bridged_log_ratio_rows(
-                        f, c0, c1, beta, beta, z, m, rng, np.nan, mcmc.WRITTEN_ROW, mean_row / s
+                        f,
+                        c0,
+                        c1,
+                        beta,
+                        beta,
+                        z,
+                        m,
+                        rng,
+                        np.nan,
+                        np.nan,
+                        mcmc.WRITTEN_ROW,
+                        mean_row / s,
                     )
                     spent += time.perf_counter() - t0
                 v = terms.var()

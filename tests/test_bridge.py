@@ -142,7 +142,7 @@ def read_in_place(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     """The d-nn bridge with its fields' running sums read where the events fall (on 8 points
     the rows are short and :data:`~pymc_knn.kernels.mcmc.WRITTEN_ROW` writes them out)."""
     return bridged_log_ratio_rows(
-        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, 0, FIELD_ROW_SWEEP
+        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, 0, FIELD_ROW_SWEEP
     )
 
 
@@ -151,7 +151,7 @@ def several_sweeps(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     :data:`~pymc_knn.kernels.mcmc.MAX_FIELD_SWEEPS`), read in place: on 8 points a field has one
     sweep by default (:data:`~pymc_knn.kernels.mcmc.FIELD_ROW_SWEEP`)."""
     assert field_sweeps(c0[10], c1[10], 1) > 1
-    return bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, 0, 1)
+    return bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, 0, 1)
 
 
 def written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=0, sweeps=1):
@@ -187,7 +187,7 @@ def lagging_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
 
 def nested_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
     """The kNN bridge counting both graphs' equal pairs in one pass (symmetrised graphs)."""
-    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, True)
+    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, np.nan, True)
 
 
 # The kernels are called with every argument given: numba's dispatcher types the arguments of a
@@ -196,13 +196,13 @@ def nested_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
 
 def two_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
     """The kNN bridge as the step's kernel runs it, each graph's equal pairs counted apart."""
-    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, False)
+    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, np.nan, False)
 
 
 def rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     """The d-nn bridge as the step's kernel runs it."""
     return bridged_log_ratio_rows(
-        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, WRITTEN_ROW, FIELD_ROW_SWEEP
+        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, WRITTEN_ROW, FIELD_ROW_SWEEP
     )
 
 
@@ -285,7 +285,7 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas, row_swee
             if written_row is None:
                 term = written_rows(*args, sweeps=sweeps)
             else:
-                term = bridged_log_ratio_rows(*args, np.nan, written_row, row_sweep)
+                term = bridged_log_ratio_rows(*args, np.nan, np.nan, written_row, row_sweep)
             out.append((term, z))
         assert not np.array_equal(out[0][1], y)
         for term, z in out[1:]:
@@ -315,7 +315,7 @@ def test_one_pass_counts_draw_as_two(k0, k1):
     for nested in (False, True):
         z = y.astype(np.int64).copy()
         rng = np.random.default_rng(8)
-        term = bridged_log_ratio(c0, c1, 1.1, 1.4, z, 5, a, rng, np.nan, nested)
+        term = bridged_log_ratio(c0, c1, 1.1, 1.4, z, 5, a, rng, np.nan, np.nan, nested)
         out.append((term, z))
     assert not np.array_equal(out[0][1], y)
     assert out[0][0] == out[1][0]

@@ -480,7 +480,8 @@ def _dnn_step(X, y, kernel, **graph_kwargs):
 @pytest.mark.parametrize("drop_tol", [0.0, 1e-6], ids=["dense", "kept"])
 def test_couplings_on_the_thread_pool_equal_the_serial_ones(kernel, drop_tol):
     """A table of at least PARALLEL_PAIRS entries: its couplings and energies on the thread
-    pool are the serial ones to the bit (and are so on a narrow table with the ball's floor)."""
+    pool are the serial ones to the bit (and are so on a narrow table with the ball's floor);
+    two tables' energies in one pass are each table's alone, serial or threaded."""
     from pymc_knn.kernels import mcmc
     from pymc_knn.kernels.structure import PARALLEL_PAIRS
 
@@ -499,6 +500,7 @@ def test_couplings_on_the_thread_pool_equal_the_serial_ones(kernel, drop_tol):
     assert f.sorted_sq.size >= PARALLEL_PAIRS
     assert (f.sorted_sq.shape[1] < n - 1) == bool(drop_tol)
     z = r.integers(0, 2, size=n)
+    pairs = []
     for sigma in sigmas:
         f.dropped[:] = (0.0, 0.0, np.inf)
         serial = mcmc.coupling(f._replace(parallel=False), sigma, False)
@@ -516,6 +518,14 @@ def test_couplings_on_the_thread_pool_equal_the_serial_ones(kernel, drop_tol):
         e_serial = mcmc._energy(f._replace(parallel=False), serial, z)
         assert mcmc._energy(f._replace(parallel=True), threaded, z) == e_serial
         assert mcmc._energy(f, serial, f.y) == pytest.approx(serial[8], rel=1e-12)
+        pairs.append((serial, threaded, e_serial))
+    # both tables' energies in one pass (a sigma move's), each row ending first in one of them
+    (s0, t0, e0), (s1, t1, e1) = pairs
+    assert (s0[10] < s1[10]).any() or (s1[10] < s0[10]).any()
+    for parallel, c0, c1 in ((False, s0, s1), (True, t0, t1)):
+        g = f._replace(parallel=parallel)
+        assert mcmc._energies(g, c0, c1, z) == (e0, e1)
+        assert mcmc._energies(g, c1, c0, z) == (e1, e0)
 
 
 def test_the_thread_pool_is_for_a_chain_alone_in_the_main_process():

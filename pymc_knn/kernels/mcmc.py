@@ -87,6 +87,7 @@ from .structure import (
     dnn_table_cumulative,
     knn_csr,
     knn_edges,
+    rows_energies,
     rows_energy,
     rows_to_edges,
 )
@@ -441,6 +442,26 @@ _energy_of = by_field_kind(_knn_energy, _dnn_energy)
 
 
 @njit(cache=True)
+def _energies(f, c0, c1, z):
+    """``(E(z) at c0, E(z) at c1)``: of a d-nn field, one pass over both tables."""
+    return _energies_of(f, c0, c1, z)
+
+
+@njit(cache=True)
+def _dnn_energies(f, c0, c1, z):
+    a = f.class_weights
+    return rows_energies(f.order, c0[7], c0[10], c0[9], c1[7], c1[10], c1[9], z, a, f.parallel)
+
+
+@njit(cache=True)
+def _knn_energies(f, c0, c1, z):
+    return _knn_energy(f, c0, z), _knn_energy(f, c1, z)
+
+
+_energies_of = by_field_kind(_knn_energies, _dnn_energies)
+
+
+@njit(cache=True)
 def _edges_energy(c, z, a):
     """``E(z)`` on a coupling's edge list: a count of equal pairs when its edges share one
     weight and its classes one weight (no weight read), else the weighted sum."""
@@ -605,7 +626,7 @@ def relaxation_state(f, replicates, max_sweeps):
 
 @njit(cache=True)
 def bridged_log_ratio(
-    c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1=np.nan, nested=False
+    c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1=np.nan, ez0=np.nan, nested=False
 ):
     """The exchange algorithm's auxiliary term with bridging (Murray et al. 2006, section 5).
 
@@ -615,8 +636,9 @@ def bridged_log_ratio(
     ``q_s ∝ q(. | theta0)^{t_s} q(. | theta1)^{1 - t_s}``, ``t_s = s / (n_bridge + 1)`` (the
     Potts field on the union of both edge lists, each scaled by its weight). Returns
     ``sum_{s=0..n_bridge} [log q(z_s | theta0) - log q(z_s | theta1)] / (n_bridge + 1)``;
-    ``n_bridge = 0`` is the plain exchange term. ``ez1``: ``log q(z | theta1) / beta1`` on
-    entry when known (the auxiliary draw's energy), else computed. ``nested``: the edge lists
+    ``n_bridge = 0`` is the plain exchange term. ``ez1``, ``ez0``: ``log q(z | theta1) / beta1``
+    and ``log q(z | theta0) / beta0`` on entry when known (the auxiliary draw's energies), else
+    computed. ``nested``: the edge lists
     are a symmetrised kNN model's (the smaller graph's edges the first of each row of the
     larger's), whose equal pairs a field then counts in one pass (:func:`nested_equal_pairs`).
     """
@@ -638,7 +660,8 @@ def bridged_log_ratio(
     total = 0.0
     for s in range(n_bridge + 1):
         if s == 0 and not np.isnan(ez1):
-            energy0, energy1 = _edges_energy(c0, z, class_weights), ez1
+            energy1 = ez1
+            energy0 = _edges_energy(c0, z, class_weights) if np.isnan(ez0) else ez0
         elif nested:
             if k0 >= k1:
                 n0, n1 = nested_equal_pairs(src0, dst0, z, k0, k1)
@@ -694,6 +717,7 @@ def bridged_log_ratio_rows(
     n_bridge,
     rng,
     ez1=np.nan,
+    ez0=np.nan,
     written_row=WRITTEN_ROW,
     row_sweep=FIELD_ROW_SWEEP,
 ):
@@ -704,8 +728,9 @@ def bridged_log_ratio_rows(
     :func:`field_sweeps` sweeps of :func:`swendsen_wang_rows` at beta 1 move ``z`` through it
     (each leaves the field invariant, so the estimate stays unbiased: Neal 2001): written out
     when the rows hold at most ``written_row`` entries on average (:data:`WRITTEN_ROW`), else
-    read where the events fall (its ``pair``), with the same draws either way. ``ez1``:
-    ``E_theta1(z)`` when known (the auxiliary draw's), else computed."""
+    read where the events fall (its ``pair``), with the same draws either way. ``ez1``,
+    ``ez0``: ``E_theta1(z)`` and ``E_theta0(z)`` when known (the auxiliary draw's), else
+    computed; each field's two in one pass over both tables (:func:`rows_energies`)."""
     C0, e0, floor0 = c0[7], c0[10], c0[9]
     C1, e1, floor1 = c1[7], c1[10], c1[9]
     n = z.size
@@ -717,8 +742,12 @@ def bridged_log_ratio_rows(
     a = f.class_weights
     total = 0.0
     for s in range(n_bridge + 1):
-        energy1 = ez1 if s == 0 and not np.isnan(ez1) else _energy(f, c1, z)
-        total += beta0 * _energy(f, c0, z) - beta1 * energy1
+        if s == 0 and not np.isnan(ez1):
+            energy0 = _energy(f, c0, z) if np.isnan(ez0) else ez0
+            energy1 = ez1
+        else:
+            energy0, energy1 = _energies(f, c0, c1, z)
+        total += beta0 * energy0 - beta1 * energy1
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
@@ -741,18 +770,22 @@ def _exchange_term(f, aux, c0, c1, beta0, beta1, same_graph, bridge, z, rng):
     """``z ~ f(. | theta1)`` and the exchange ratio's auxiliary term (bridged for a graph move
     when ``bridge > 0``); returns ``(term, sweeps, exact, E_theta1(z))``."""
     used, exact = auxiliary_draw(f, aux, c1, beta1, z, rng)
-    ez1 = _energy(f, c1, z)
-    if bridge > 0 and not same_graph:
-        term = _bridged_of(f, c0, c1, beta0, beta1, z, bridge, rng, ez1)
+    if same_graph:
+        ez1 = _energy(f, c1, z)
+        return beta0 * ez1 - beta1 * ez1, used, exact, ez1
+    ez0, ez1 = _energies(f, c0, c1, z)
+    if bridge > 0:
+        term = _bridged_of(f, c0, c1, beta0, beta1, z, bridge, rng, ez1, ez0)
     else:
-        term = beta0 * (ez1 if same_graph else _energy(f, c0, z)) - beta1 * ez1
+        term = beta0 * ez0 - beta1 * ez1
     return term, used, exact, ez1
 
 
 @njit(cache=True)
-def _knn_bridged(f, c0, c1, beta0, beta1, z, bridge, rng, ez1):
+def _knn_bridged(f, c0, c1, beta0, beta1, z, bridge, rng, ez1, ez0):
     nested = f.kind == KNN_SYMMETRISED
-    return bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, f.class_weights, rng, ez1, nested)
+    a = f.class_weights
+    return bridged_log_ratio(c0, c1, beta0, beta1, z, bridge, a, rng, ez1, ez0, nested)
 
 
 _bridged_of = by_field_kind(_knn_bridged, bridged_log_ratio_rows)
@@ -1129,8 +1162,7 @@ screened, cache
         if plug_in[2] == 0.0:
             auxiliary_draw(f, aux, c0, beta0, z, rng)
             plug_in[2] = 1.0
-        ez_hat = _energy(f, c_hat, z)
-        ez0 = _energy(f, c0, z)
+        ez_hat, ez0 = _energies(f, c_hat, c0, z)
     else:
         c_hat = c0
         ez_hat = 0.0
@@ -1220,9 +1252,8 @@ screened, cache
                     n_draws += 1
                     if not exact:
                         n_inexact += 1
-                    ez1 = _energy(f, c1, z1)
+                    ez1_hat, ez1 = _energies(f, c_hat, c1, z1)
                     aux_energy = ez1
-                    ez1_hat = _energy(f, c_hat, z1)
                     log_r += plug_in[0] * (ez1_hat - ez_hat) + beta0 * ez0 - beta1 * ez1
                     if record:
                         ez1_at_0 = ez1 if theta1 == theta0 else _energy(f, c0, z1)

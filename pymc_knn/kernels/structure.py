@@ -648,37 +648,39 @@ def dnn_table_cumulative(
     counts = np.bincount(y, minlength=class_weights.size) if floor_mode else np.zeros(0, np.int64)
     rows = (sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor)
     cut = (shells, shell_step, drop_tol, ends, floor_mode, counts)
+    energies, bounds = np.empty(n), np.zeros(n)
     if parallel and n * L >= PARALLEL_PAIRS:
-        energies, bounds = np.empty(n), np.zeros(n)
         _cumulative_blocks(rows, cut, energies, bounds)
-        bound[0] = max(bound[0], bounds.max())
-        energy = 0.0
-        for i in range(n):
-            energy += energies[i]
-        return energy
-    w = np.empty(L)
+    else:
+        _cumulative_rows(0, n, rows, cut, energies, bounds)
     energy = 0.0
-    for i in range(n):
-        e, b = _cumulative_row(i, w, rows, cut)
-        bound[0] = max(bound[0], b)
-        energy += e
+    for i in range(n):  # in row order, whether the rows ran on the thread pool or not
+        bound[0] = max(bound[0], bounds[i])
+        energy += energies[i]
     return energy
 
 
 @njit(cache=True, parallel=True)
 def _cumulative_blocks(rows, cut, energies, bounds):
     """:func:`_cumulative_row` of every row on the thread pool, in ``ROW_BLOCKS`` blocks."""
-    n, L = rows[0].shape
+    n = rows[0].shape[0]
     blocks = min(n, ROW_BLOCKS)
     for b in prange(blocks):
-        w = np.empty(L)
-        for i in range(b * n // blocks, (b + 1) * n // blocks):
-            energies[i], bounds[i] = _cumulative_row(i, w, rows, cut)
+        _cumulative_rows(b * n // blocks, (b + 1) * n // blocks, rows, cut, energies, bounds)
 
 
 @njit(cache=True)
-def _cumulative_row(i, w, rows, cut):
-    """Row ``i`` of :func:`dnn_table_cumulative` (``w``: a buffer of the table's width):
+def _cumulative_rows(start, stop, rows, cut, energies, bounds):
+    """:func:`_cumulative_row` of rows ``start <= i < stop`` into ``energies[i], bounds[i]``."""
+    w, same = np.empty(rows[0].shape[1]), np.zeros(rows[7].size)
+    for i in range(start, stop):
+        energies[i], bounds[i] = _cumulative_row(i, w, same, rows, cut)
+
+
+@njit(cache=True, inline="always")
+def _cumulative_row(i, w, same, rows, cut):
+    """Row ``i`` of :func:`dnn_table_cumulative` (``w``: a buffer of the table's width;
+    ``same``: zeros, one per class, as :func:`_rows_energies`'):
     ``(its share of E(y), its bound on the weight share left out)``."""
     sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor = rows
     shells, shell_step, drop_tol, ends, floor_mode, counts = cut
@@ -702,18 +704,20 @@ def _cumulative_row(i, w, rows, cut):
     c_row = C[i]
     o_row = order[i]
     g = y[i]
+    same[g] = 1.0
     acc = 0.0
-    same = 0.0
+    e = 0.0
     for r in range(end):
         wr = w[r] * inv
         acc += wr
         c_row[r] = acc
-        same += wr if y[o_row[r]] == g else 0.0
+        e += wr * same[y[o_row[r]]]
+    same[g] = 0.0
     ends[i] = end
     floor[i] = phi * inv
     if floor_mode:
-        same += floor[i] * (counts[g] - 1)
-    return same * class_weights[g], share
+        e += floor[i] * (counts[g] - 1)
+    return e * class_weights[g], share
 
 
 CUT_SLACK = 1e-3
@@ -812,39 +816,85 @@ def rows_energy(order, C, ends, z, class_weights, floor, parallel):
     running sums ``C`` of :func:`dnn_table_cumulative` (row ``i`` up to ``ends[i]``), plus each
     row's floor weight ``floor[i]`` (to every other point) times the class counts; on the
     thread pool as :func:`dnn_table_cumulative` (``parallel``), with the same result."""
-    n = C.shape[0]
-    counts = np.bincount(z, minlength=class_weights.size)
-    e = 0.0
-    if parallel and C.size >= PARALLEL_PAIRS:
-        energies = np.empty(n)
-        _energy_blocks(order, C, ends, z, class_weights, floor, counts, energies)
-        for i in range(n):
-            e += energies[i]
-        return e
-    for i in range(n):
-        e += _row_energy(i, order, C, ends, z, class_weights, floor, counts)
-    return e
-
-
-@njit(cache=True, parallel=True)
-def _energy_blocks(order, C, ends, z, class_weights, floor, counts, energies):
-    """:func:`_row_energy` of every row on the thread pool."""
-    for i in prange(C.shape[0]):
-        energies[i] = _row_energy(i, order, C, ends, z, class_weights, floor, counts)
+    table = (C, ends, floor)
+    return _tables_energies(order, table, table, 1, z, class_weights, parallel)[0]
 
 
 @njit(cache=True)
-def _row_energy(i, order, C, ends, z, class_weights, floor, counts):
-    """Row ``i``'s share of :func:`rows_energy`."""
-    g = z[i]
-    c_row = C[i]
-    o_row = order[i]
-    s = floor[i] * (counts[g] - 1)
-    prev = 0.0
-    for r in range(ends[i]):
-        s += c_row[r] - prev if z[o_row[r]] == g else 0.0
+def rows_energies(order, C0, ends0, floor0, C1, ends1, floor1, z, class_weights, parallel):
+    """``(E0(z), E1(z))``: :func:`rows_energy` of two tables over the same ``order`` (a d-nn
+    field at two ``sigma``) in one pass, each to the bit as alone."""
+    tables = (C0, ends0, floor0), (C1, ends1, floor1)
+    e = _tables_energies(order, *tables, 2, z, class_weights, parallel)
+    return e[0], e[1]
+
+
+@njit(cache=True)
+def _tables_energies(order, table0, table1, m, z, class_weights, parallel):
+    """The energies of the first ``m`` (1 or 2) of two tables ``(C, ends, floor)``."""
+    n = order.shape[0]
+    counts = np.bincount(z, minlength=class_weights.size)
+    rows = (order, *table0, *table1, z, class_weights, counts)  # flat: parfors take no nesting
+    energies = np.empty((n, m))
+    if parallel and table0[0].size >= PARALLEL_PAIRS:
+        _energy_blocks(rows, energies)
+    else:
+        _rows_energies(rows, 0, n, energies)
+    total = np.zeros(m)
+    for i in range(n):  # in row order, whether the rows ran on the thread pool or not
+        for t in range(m):
+            total[t] += energies[i, t]
+    return total
+
+
+@njit(cache=True, parallel=True)
+def _energy_blocks(rows, energies):
+    """:func:`_rows_energies` of every row on the thread pool, in ``ROW_BLOCKS`` blocks."""
+    n = energies.shape[0]
+    blocks = min(n, ROW_BLOCKS)
+    for b in prange(blocks):
+        _rows_energies(rows, b * n // blocks, (b + 1) * n // blocks, energies)
+
+
+@njit(cache=True)
+def _rows_energies(rows, start, stop, out):
+    """The shares of rows ``start <= i < stop`` in :func:`_tables_energies` into ``out[i]``
+    (its ``m`` columns)."""
+    order, C0, ends0, floor0, C1, ends1, floor1, z, class_weights, counts = rows
+    # each weight is multiplied by 1 or 0 (same[class]), not added under a branch: whether a
+    # neighbour shares the class is unpredictable, and mispredictions cost 3-6x the pass
+    same = np.zeros(class_weights.size)
+    for i in range(start, stop):
+        g = z[i]
+        same[g] = 1.0
+        o_row, c0, c1 = order[i], C0[i], C1[i]
+        s0 = floor0[i] * (counts[g] - 1)
+        if out.shape[1] == 1:
+            out[i, 0] = _same_sum(s0, 0.0, c0, o_row, z, same, 0, ends0[i]) * class_weights[g]
+            same[g] = 0.0
+            continue
+        s1 = floor1[i] * (counts[g] - 1)
+        p0 = p1 = 0.0
+        both = min(ends0[i], ends1[i])
+        for r in range(both):  # both tables in one pass: one read of the row's order and labels
+            h = same[z[o_row[r]]]
+            s0 += (c0[r] - p0) * h
+            p0 = c0[r]
+            s1 += (c1[r] - p1) * h
+            p1 = c1[r]
+        out[i, 0] = _same_sum(s0, p0, c0, o_row, z, same, both, ends0[i]) * class_weights[g]
+        out[i, 1] = _same_sum(s1, p1, c1, o_row, z, same, both, ends1[i]) * class_weights[g]
+        same[g] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _same_sum(s, prev, c_row, o_row, z, same, start, stop):
+    """``s`` plus the weights ``c_row[r] - c_row[r - 1]`` (``prev`` before ``start``) of
+    ``start <= r < stop`` whose point's class has ``same`` 1."""
+    for r in range(start, stop):
+        s += (c_row[r] - prev) * same[z[o_row[r]]]
         prev = c_row[r]
-    return s * class_weights[g]
+    return s
 
 
 @njit(cache=True)
