@@ -74,9 +74,9 @@ class Recorder:
             entry["finish"] = (rows, self.iterations, self.tau)
             entry["sweeps"] = self.aux_sweeps
 
-        def relax_(self, chain, beta, theta, tuned=None):
+        def relax_(self, chain, beta, theta, *args):
             before = chain.aux.sweeps
-            relax(self, chain, beta, theta, tuned)
+            relax(self, chain, beta, theta, *args)
             a = chain.adaptation
             others = [v for v, _ in a.window_values if v != theta] if a.settled else []
             rec.chain(chain.adaptation)["checks"].append(

@@ -416,6 +416,7 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, ends, y, cla
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _INV_LN2 = 1.44269504088896338700e00
+_EXPONENT_BITS = 4503599627370496.0 + 1023.0  # 2^52 + the exponent bias
 
 
 @njit(cache=True)
@@ -426,9 +427,12 @@ def exp_negligible_into(w, end):
 
     ``x = k log 2 + r`` (``|r| <= log(2) / 2``, ``log 2`` in two parts so that ``r`` is exact),
     ``exp(r)`` by its Taylor polynomial of degree 13 (remainder under ``1e-17``), times ``2^k``
-    built from its exponent bits; neither loop branches, so both vectorise.
+    built from its exponent bits: ``k + 2^52 + 1023`` holds ``k + 1023`` in its low bits, which
+    a shift by 52 makes the exponent of ``2^k`` (AVX2 has no vector conversion of a float to an
+    int64, so ``int64(k)`` would be converted one lane at a time: 3.1-3.2 ns an entry against
+    2.8 so). No loop branches, so all three vectorise.
     """
-    bits = np.empty(end, dtype=np.int64)
+    scale = np.empty(end)
     for i in range(end):
         x = w[i]
         k = np.floor(x * _INV_LN2 + 0.5)
@@ -447,8 +451,10 @@ def exp_negligible_into(w, end):
         p = p * r + 0.5
         p = p * r + 1.0
         w[i] = p * r + 1.0
-        bits[i] = (np.int64(k) + 1023) << 52
-    scale = bits.view(np.float64)
+        scale[i] = k + _EXPONENT_BITS
+    bits = scale.view(np.int64)
+    for i in range(end):
+        bits[i] = bits[i] << 52
     for i in range(end):
         w[i] *= scale[i]
 
