@@ -26,6 +26,7 @@ from pymc_knn.kernels.mcmc import (
     field_sweeps,
 )
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows, swendsen_wang_sweeps
+from pymc_knn.step_methods._adaptation import Adaptation
 
 from conftest import poison_past_ends, small_problem
 
@@ -353,3 +354,29 @@ def test_the_kernel_measures_the_noise_only_where_the_bridging_is_tuned(
     graph = move == GRAPH_MOVE
     assert graph.sum() >= 20 and not np.isfinite(noise[~graph]).any()
     assert np.isfinite(noise[graph]).mean() >= 0.9 if measured else not np.isfinite(noise).any()
+
+
+def test_a_move_is_sized_by_what_its_noise_follows():
+    """The bridging fields of a graph move follow its size: for ``k`` ``|1/k - 1/k'|`` (the
+    kNN weights are ``1/k``; the noise's variance follows that size wherever the move starts:
+    docs/inference.md, "Bridged k moves"), for ``sigma`` the change of its free coordinate;
+    the same for a move and its reverse, as the bridge's exactness needs."""
+    X, y = small_problem(3, n=8, G=2)
+    with pm.Model():
+        beta, k = pm.Uniform("beta", 0, 3), pm.DiscreteUniform("k", 1, 4)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        knn = pk.Exchange(sampler="swendsen_wang", sweeps=1).field
+    with pm.Model():
+        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.2, 3)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y)
+        dnn = pk.Exchange(sampler="swendsen_wang", sweeps=1).field
+    free, graph = np.array([0]), np.array([1])
+    p = Adaptation(
+        1, np.array([True]), proposal_sd=0.5, k_radius=2.0, max_radius=np.array([3])
+    ).proposal(free, graph, np.array([1]), np.array([4]))
+    x0, x1 = np.array([1.0, 1.0]), np.array([1.2, 4.0])
+    for a, b in ((x0, x1), (x1, x0)):
+        assert mcmc.move_size(knn, p, a, b, a[1], b[1]) == pytest.approx(0.75)
+        assert mcmc.move_size(dnn, p, a, b, 0.5, 0.7) == 3.0
+    # a step of one in k is larger from k = 2 than from k = 3
+    assert mcmc.move_size(knn, p, x0, x1, 2.0, 3.0) > mcmc.move_size(knn, p, x0, x1, 3.0, 4.0)

@@ -465,9 +465,10 @@ def test_jump_moves_are_exact_for_k():
 
 
 def test_bridged_jump_moves_are_exact_for_k():
-    """The same jumps with a bridging tuned to ``round(1.5 |d|) - 1`` fields for a graph move
-    of size ``d``: a bridged jump goes through ``JUMP_BRIDGE`` times the stages (2 + 1 fields
-    become 11 for ``|d| = 2``), a function of ``|d|`` alone, so its reverse uses the same."""
+    """The same jumps with a bridging tuned to ``round(30 d) - 1`` fields for a graph move of
+    size ``d = |1/k - 1/k'|`` (1 from 4 to 5, 14 from 1 to 2): a bridged jump goes through
+    ``JUMP_BRIDGE`` times the stages (3 + 1 fields become 15 from 3 to 5), a function of ``d``
+    alone, so its reverse uses the same."""
     X, y = small_problem(8, n=10, G=2)
     model = knn_model(X, y, 5)
     with model:
@@ -475,13 +476,13 @@ def test_bridged_jump_moves_are_exact_for_k():
             sampler="enumerate",
             jump=KNN_JUMP,
             slope=0.2,
-            bridge_unit=1.5,
+            bridge_unit=30.0,
             tune=False,
             iterations_per_draw=3,
         )
     idata = run(model, step, tune=0, draws=8000)
     bridged = idata.sample_stats["bridge_sweeps"].values
-    # a jump of one is bridged through 4 * 2 - 1 = 7 fields, never through 1 (a graph move's)
+    # every jump is bridged (d >= 1/20), through at least 4 * 2 - 1 = 7 fields, never through 1
     assert bridged.sum() > 20000 and np.all(bridged[bridged > 0] >= mcmc.JUMP_BRIDGE * 2 - 1)
     check_against_oracle(idata, oracle(model, y, 3.0))
 
@@ -593,11 +594,11 @@ def test_the_oracle_check_rejects_a_beta_jump_that_depends_on_the_state():
 
 class SizedBridgeExchange(pk.Exchange):
     """Exchange whose k moves are bridged with a number of fields that grows with their size
-    (``round(2.5 |d|) - 1``: 1 field for d = 1, 4 for d = 2), untuned."""
+    ``d = |1/k - 1/k'|`` (``round(30 d) - 1``: 1 field from 4 to 5, 14 from 1 to 2), untuned."""
 
     def _new_chain(self):
         chain = super()._new_chain()
-        chain.adaptation.adapt_bridge, chain.adaptation.bridge_unit = True, 2.5
+        chain.adaptation.adapt_bridge, chain.adaptation.bridge_unit = True, 30.0
         return chain
 
 
@@ -710,7 +711,8 @@ def _screened_run(model, draws, **kwargs):
 def test_delayed_acceptance_is_exact_for_knn(mode):
     """Moves screened by densities far from the posterior (k's centred at 4, beta's at value
     -1.5 + 0.1 k, narrow): a poor first stage slows mixing but keeps the posterior. With
-    ``"most"`` a move of one in ``k`` is not bridged, so not screened, and a move of two is."""
+    ``"most"`` (``round(12 |1/k - 1/k'|) - 1`` fields) the steps between ``k`` 3 and 4 and
+    between 4 and 5 are not bridged, so not screened, and the other moves are."""
     X, y = small_problem(8, n=10, G=2)
     model = knn_model(X, y, 5)
     idata = _screened_run(
@@ -720,7 +722,7 @@ def test_delayed_acceptance_is_exact_for_knn(mode):
         centre=[[-1.5, 0.1]],
         chol=[[0.6]],
         delayed_acceptance=mode,
-        bridge_unit=1.0 if mode == "most" else 0.0,
+        bridge_unit=12.0 if mode == "most" else 0.0,
     )
     if mode == "most":
         assert int(idata.sample_stats["bridge_sweeps"].sum()) > 1000

@@ -59,9 +59,12 @@ does not shrink with the posterior) and about linearly with its size (measured: 
 variance of 0.34, 0.81, 1.7, 2.6 for moves of 1, 2, 5, 10; on 2,000 points of 6 classes 146,
 334, 1363, 2698; a ``sigma`` move's of glass's ball kernel 1.3, 6.3, 15, 37 for 0.04, 0.14,
 0.34, 0.67); beyond a variance of a few nats the move is never accepted. The number of fields
-is fixed (``bridge``) or proportional to the move's size (``bridge_unit``), a function of
-``|k' - k|`` (or of the change of ``sigma``'s free coordinate) alone, so the reverse move uses
-the same; jump moves are bridged as graph moves are but, when bridged at all, through
+is fixed (``bridge``) or proportional to the move's size (``bridge_unit``): for ``k``,
+``|1/k - 1/k'|`` (:func:`move_size`: the kNN weights are ``1/k``, and the noise's variance
+follows that size, not ``|k' - k|``: on class20, symmetrised, 275-346 times it for moves from
+``k`` 3, 4 and 6 of 1 and 3, where the variance per unit of ``k`` falls from 23 at 3 to 6.7 at
+6; at an ordering transition, blobs10, the step in ``k`` fits better), for ``sigma`` the change
+of its free coordinate; either is the same for the reverse move; jump moves are bridged as graph moves are but, when bridged at all, through
 ``JUMP_BRIDGE`` times the stages (the reverse of a jump is a jump of the same size, so it too);
 wide moves are not bridged.
 """
@@ -1059,12 +1062,28 @@ def bridge_fields(p, delta):
 
 
 @njit(cache=True)
-def _cheap(p, kind, x, x1, theta0, theta1):
+def _cheap(f, p, kind, x, x1, theta0, theta1):
     """Whether a move is a local graph move whose exchange ratio is not bridged (as
     :func:`run_iterations` decides it)."""
     if kind != GRAPH_MOVE:
         return False
-    return theta1 == theta0 or bridge_fields(p, _graph_delta(p, x, x1)) == 0
+    return theta1 == theta0 or bridge_fields(p, move_size(f, p, x, x1, theta0, theta1)) == 0
+
+
+@njit(cache=True)
+def _knn_move_size(f, p, x, x1, theta0, theta1):
+    return abs(1.0 / theta0 - 1.0 / theta1)
+
+
+@njit(cache=True)
+def _dnn_move_size(f, p, x, x1, theta0, theta1):
+    return abs(_graph_delta(p, x, x1))
+
+
+move_size = by_field_kind(_knn_move_size, _dnn_move_size)
+"""The size of a graph move, which its bridging fields are proportional to: ``|1/k - 1/k'|``
+for a kNN term, the change of ``sigma``'s free coordinate for a d-nn term (``(f, p, x, x1,
+theta0, theta1)``; the same for the move and its reverse)."""
 
 
 @njit(cache=True)
@@ -1203,7 +1222,7 @@ screened, cache
             log_a = 0.0
             if go and delayed:
                 g1 = surrogate_log_density(p, x1)
-                if p.delayed == SCREEN_ALL or not _cheap(p, kind, x, x1, theta0, theta1):
+                if p.delayed == SCREEN_ALL or not _cheap(f, p, kind, x, x1, theta0, theta1):
                     log_a = g1 - g0 + log_h
                 if log_a < 0.0 and not np.log(rng.random()) < log_a:
                     go = False  # screened out before its couplings and auxiliary draw
@@ -1226,7 +1245,7 @@ screened, cache
                     same = theta1 == theta0
                     bridged = 0
                     if not same:
-                        delta = _graph_delta(p, x, x1)
+                        delta = move_size(f, p, x, x1, theta0, theta1)
                         # wide moves cross valleys now and then: not worth a bridge each
                         bridged = bridge_fields(p, delta) if kind != WIDE_MOVE else 0
                         if kind == JUMP_MOVE and bridged > 0 and p.bridge_unit > 0.0:
@@ -1245,7 +1264,7 @@ screened, cache
                         term2, used, exact, _ = _exchange_term(
                             f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng
                         )
-                        noise[t] = (term - term2) ** 2 * (bridged + 1.0) / abs(delta)
+                        noise[t] = (term - term2) ** 2 * (bridged + 1.0) / delta
                 else:
                     used, exact = auxiliary_draw(f, aux, c1, beta1, z1, rng)
                     sweeps_sum += used
