@@ -64,9 +64,9 @@ is fixed (``bridge``) or proportional to the move's size (``bridge_unit``): for 
 follows that size, not ``|k' - k|``: on class20, symmetrised, 275-346 times it for moves from
 ``k`` 3, 4 and 6 of 1 and 3, where the variance per unit of ``k`` falls from 23 at 3 to 6.7 at
 6; at an ordering transition, blobs10, the step in ``k`` fits better), for ``sigma`` the change
-of its free coordinate; either is the same for the reverse move; jump moves are bridged as graph moves are but, when bridged at all, through
-``JUMP_BRIDGE`` times the stages (the reverse of a jump is a jump of the same size, so it too);
-wide moves are not bridged.
+of its free coordinate; either is the same for the reverse move; jump moves are bridged as graph
+moves are but, when bridged at all, through ``JUMP_BRIDGE`` times the stages (the reverse of a
+jump is a jump of the same size, so it too); wide moves are not bridged.
 """
 
 from __future__ import annotations
