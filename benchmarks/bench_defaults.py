@@ -3,7 +3,8 @@
 For each data set x model x seed: ``pm.sample(random_seed=seed, chains=4, cores=2)`` with PyMC's
 default draws and tune (1000 + 1000), the docs' priors
 
-* kNN (``PottsKNN``, symmetrised or equal): ``beta ~ U(0, 4)``, ``k ~ U{1..smallest class}``;
+* kNN (``PottsKNN``, symmetrised or equal): ``beta ~ U(0, 4)``, ``k ~ U{1..smallest class}``
+  (beyond 2,000 points at most 100: ``pk.default_k_max``, since 2026-12-03);
 * d-nn (``DistanceNN``, gaussian, exponential or ball): ``beta ~ HalfNormal(5)``,
   ``sigma ~ U(0, 100)``,
 
@@ -19,6 +20,8 @@ draw. ``--table`` prints the Markdown table of a results file.
     python benchmarks/bench_defaults.py --data breast_cancer digits blobs10 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data moons circles shells3 class20 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data rare classes8 --seeds 1 2 3
+    python benchmarks/bench_defaults.py --data hastie --seeds 1 2
+    python benchmarks/bench_defaults.py --data hastie12000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --data gauss3000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
     python benchmarks/bench_defaults.py --bar benchmarks/results/defaults_2026-11-28c.jsonl benchmarks/results/defaults_2026-11-28d.jsonl
@@ -96,6 +99,12 @@ def load(name):
             class_sep=1.0,
             random_state=0,
         )
+    elif name[:6] == "hastie" and (name[6:].isdigit() or not name[6:]):
+        # Hastie et al.'s 10-d boundary (a chi-squared quantile), 1,000 points or hastieN's N
+        from sklearn.datasets import make_hastie_10_2
+
+        X, y = make_hastie_10_2(int(name[6:] or 1000), random_state=0)
+        y = y > 0  # its labels are -1 and 1
     elif name in MADE:
         from sklearn import datasets
 
@@ -118,7 +127,7 @@ def build(X, y, model):
     with pm.Model() as m:
         if model in KNN:
             beta = pm.Uniform("beta", 0, 4)
-            k = pm.DiscreteUniform("k", 1, pk.max_k(y))
+            k = pm.DiscreteUniform("k", 1, pk.default_k_max(y.size, pk.max_k(y)))
             pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=model, observed=y)
         else:
             beta = pm.HalfNormal("beta", 5)
