@@ -22,6 +22,7 @@ from pymc_knn.step_methods._adaptation import (
     FIRST_WINDOW,
     FUTILE_TIME,
     JUMP_DEFENSIVE,
+    JUMP_REACH,
     TARGET_NOISE,
     UNSEEN_DEPARTURES,
     WIDE_FACTOR,
@@ -475,6 +476,27 @@ def test_the_broad_component_for_k_reaches_as_far_as_the_wide_move(rng, radius):
     block = np.column_stack([rng.normal(size=2 * n), np.r_[spread, spread]])
     assert observe(a, rows(block, rng), acc=0.3)
     assert a.jump[0, -1, 2] == pytest.approx(max(2 * spread.std(), 14.0))
+
+
+def test_the_broad_component_for_sigma_reaches_a_mode_the_tuning_draws_missed(rng):
+    """A sigma whose tuning draws sat in one narrow spike (Hastie's ball kernel: sd 0.0015 on
+    the transformed scale, a minor mode 0.03-0.07 away that some chains' tuning never visited)
+    still has a broad component JUMP_REACH wide; draws that spread wider set it themselves."""
+    a = adaptation(n_free=1, graph=(False,))
+    a.log_step[0] = math.log(0.003)  # the random walk's step there: two sds
+    n = FIRST_WINDOW
+    spike = rng.normal(0.61, 0.0015, n)
+    assert observe(a, rows(np.column_stack([rng.normal(size=n), spike]), rng), acc=0.3)
+    weight, centre, width = a.jump[0, -1]
+    assert (weight, centre) == (JUMP_DEFENSIVE, np.median(spike))
+    assert width == JUMP_REACH
+    h = lambda v: math.exp(jump_log_density(a.jump[0], v, False))  # noqa: E731
+    minor = centre + 0.05
+    assert h(minor) == pytest.approx(JUMP_DEFENSIVE * stats.norm.pdf(minor, centre, width))
+    assert h(minor) > 0.5  # with the draws' spread alone (width 2 sds): about exp(-139)
+    spread = rng.normal(0.61, 0.1, 2 * n)  # wider than the reach: the draws decide
+    assert observe(a, rows(np.column_stack([rng.normal(size=2 * n), spread]), rng), acc=0.3)
+    assert a.jump[0, -1, 2] == pytest.approx(max(2 * spread.std(), 0.5 * np.ptp(spread)))
 
 
 @pytest.mark.parametrize("a", [-40.0, -9.0, -0.3, 0.2, 8.0, 30.0])
