@@ -72,6 +72,13 @@ MADE = {
             "n_clusters_per_class": 1,
         },
     ),
+    # (2026-12-04) labels half noise (covariates that barely inform them: beta near 0, k's
+    # likelihood flat), and four round clusters in 3-d
+    "noisy": (
+        "make_classification",
+        {"n_samples": 600, "n_features": 5, "n_informative": 2, "n_redundant": 0, "flip_y": 0.5},
+    ),
+    "blobs4": ("make_blobs", {"n_samples": 600, "centers": 4, "n_features": 3, "cluster_std": 2.0}),
 }
 
 
