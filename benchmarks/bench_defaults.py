@@ -72,8 +72,8 @@ MADE = {
             "n_clusters_per_class": 1,
         },
     ),
-    # (2026-12-04) labels half noise (covariates that barely inform them: beta near 0, k's
-    # likelihood flat), and four round clusters in 3-d
+    # (2026-12-04) half the labels drawn at random (the fits put k at 13, beta at 1.0-1.5), and
+    # four overlapping round clusters in 3-d (on the four-class field's ordering transition)
     "noisy": (
         "make_classification",
         {"n_samples": 600, "n_features": 5, "n_informative": 2, "n_redundant": 0, "flip_y": 0.5},
