@@ -143,6 +143,16 @@ def build(X, y, model):
     return m
 
 
+def row_arguments(doc):
+    """``(data, model, seed)`` of one row and seed from the command line of a script whose
+    docstring is ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("model")
+    parser.add_argument("seed", type=int)
+    return parser.parse_args()
+
+
 def probe_ms(sweeps=400):
     """The machine's speed at the time: milliseconds of ``sweeps`` Swendsen-Wang sweeps of
     Ripley's kNN graph (k = 13, beta = 1.45; best of 3), a fixed workload to set walls measured

@@ -14,12 +14,10 @@ which series, and whether it is a stay at a value the other chains barely visite
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pymc as pm
 
-from bench_defaults import build, load
+from bench_defaults import build, load, row_arguments
 from pymc_knn.step_methods._adaptation import Adaptation
 
 
@@ -43,11 +41,7 @@ def report(adaptation):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("model")
-    parser.add_argument("seed", type=int)
-    args = parser.parse_args()
+    args = row_arguments(__doc__)
     finish = Adaptation.finish
     chains = iter(range(4))  # cores=1 tunes the chains in their order
 

@@ -230,9 +230,9 @@ def test_pm_sample_with_a_tuned_start(blobs, monkeypatch):
     sweeps, draws, settled = {}, {}, []
     real = _steps.PottsStep._draw_start
 
-    def recording(self, chain, beta, theta):
+    def recording(self, chain, beta, theta, s):
         settled.append(chain.adaptation.settled)
-        return real(self, chain, beta, theta)
+        return real(self, chain, beta, theta, s)
 
     monkeypatch.setattr(_steps.PottsStep, "_draw_start", recording)
     for start in ("tuned", "observed", "tuned"):
@@ -301,6 +301,36 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
         assert all(lim == round(s / _steps.RELAX_GROWTH) for _, lim in calls[labels:])
         if step.chain.aux.start == mcmc.START_LABELS:
             assert step.chain.aux.sweeps <= round(s / _steps.RELAX_GROWTH)
+
+
+def test_the_tuned_start_is_drawn_with_twice_the_sweeps_its_start_needs(blobs, monkeypatch):
+    """The start is drawn once the labels' sweeps are checked, with twice those: drawn with
+    the sweeps the labels needed a window before (digits with equal neighbours, beta at the
+    prior's bound: 81 where the check then asked 462), it was no draw at beta yet and chains
+    from it needed 231 sweeps where the other chains' starts needed 20-57. From a tuned start,
+    twice that start's own sweeps."""
+    X, y = blobs
+    drawn = []
+    real = mcmc.auxiliary_draw
+
+    def recording(f, aux, *args):
+        drawn.append((aux.start, aux.sweeps))
+        return real(f, aux, *args)
+
+    monkeypatch.setattr(mcmc, "auxiliary_draw", recording)
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    chain = step.chain
+    chain.adaptation.window_length = 4 * FIRST_WINDOW  # tuned starts from the second window
+    assert chain.aux.sweeps == AUX_SWEEPS
+    step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+    s = chain.observed_sweeps
+    assert s >= 2 * AUX_SWEEPS  # more than the sweeps before the check
+    assert drawn == [(mcmc.START_OBSERVED, 2 * s)]
+    chain.aux = chain.aux._replace(start=mcmc.START_LABELS, start_labels=y.copy(), sweeps=13)
+    z = step._draw_start(chain, 1.5, 3.0, s)
+    assert drawn[-1] == (mcmc.START_LABELS, 26)
+    assert z.shape == y.shape and not np.array_equal(z, y)
 
 
 def test_a_passed_check_is_not_repeated_at_the_same_point(blobs, monkeypatch):
@@ -621,7 +651,7 @@ def test_a_tuned_start_must_settle_with_the_labels_at_the_low_end_too(blobs):
     _, _, late_low, sq_low = step._check(observed, 1.4, 3.0, s)
     assert ok
     observed = observed._replace(sweeps=s)
-    start = step._draw_start(step.chain, 1.5, 3.0)
+    start = step._draw_start(step.chain, 1.5, 3.0, s)
     taken = step._tuned_start(observed, start, (1.6, 1.4), 3.0, (tuple(top), None))
     assert taken.start == mcmc.START_LABELS and taken.sweeps < s
     c = 3.0 * np.sqrt(sq_low.mean() - late_low.mean() ** 2)  # three stationary sds higher

@@ -821,14 +821,19 @@ class PottsStep(BlockedStep):
     def _window_closed(self, chain):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
 
-    def _draw_start(self, chain, beta, theta) -> np.ndarray:
+    def _draw_start(self, chain, beta, theta, s) -> np.ndarray:
         """Labels for the auxiliary chains to start from: a draw at the latest window's mean
-        beta and the current ``k`` or ``sigma``, twice the current sweeps from the current
-        start (the observed labels at first)."""
+        beta and the current ``k`` or ``sigma``, from the current start with twice the sweeps
+        it needs: a tuned start's own, the observed labels' ``s`` (this window's check). With
+        the sweeps the labels needed before this window's check (digits with equal neighbours,
+        beta at the prior's bound 4: 81, where the check then asked 462), the start was not
+        yet a draw at beta, and chains from it needed 231 sweeps to relax where the other
+        chains' starts needed 20-57."""
         aux = chain.aux
+        sweeps = aux.sweeps if aux.start == mcmc.START_LABELS else s
         z = np.empty(self.field.y.size, dtype=np.int64)
         c = mcmc.coupling(self.field, theta, aux.sampler != mcmc.SWENDSEN_WANG)
-        mcmc.auxiliary_draw(self.field, aux._replace(sweeps=2 * aux.sweeps), c, beta, z, self.rng)
+        mcmc.auxiliary_draw(self.field, aux._replace(sweeps=2 * sweeps), c, beta, z, self.rng)
         return z
 
     def _check(
@@ -877,9 +882,10 @@ class PottsStep(BlockedStep):
         labels (:meth:`_check`, from the current: they never fall, a check being noisy, but the
         first window's do not bind the later ones, so the first window's check runs only
         ``FIRST_RELAX_CHAINS`` and at ``beta`` only; at most ``MAX_AUX_SWEEPS``) and, given the
-        window's ``mean`` (``start="tuned"``), a start drawn there (:meth:`_draw_start`), used
-        with fewer sweeps (from ``AUX_SWEEPS``) if chains from it settle where the chains from
-        the observed labels do, at ``beta`` and at ``low`` (:meth:`_tuned_start`).
+        window's ``mean`` (``start="tuned"``), a start drawn there once those sweeps are known
+        (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if chains from it
+        settle where the chains from the observed labels do, at ``beta`` and at ``low``
+        (:meth:`_tuned_start`).
 
         Chains from the labels may relax slowest below the mean: on eight classes with equal
         neighbours (``k = 6``) they are 0.2 stationary sd from their mean after 192 sweeps at
@@ -913,7 +919,6 @@ class PottsStep(BlockedStep):
             skip = abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t
         if not skip:
             chain.tuned_tried = chain.tuned_tried or mean is not None
-            start = None if mean is None else self._draw_start(chain, mean, theta)
             observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
             ok_low, ref_low = True, None
             settled = chain.adaptation.settled
@@ -926,7 +931,8 @@ class PottsStep(BlockedStep):
             s, ok, late, late_sq = self._check(observed, beta, theta, s, chains=chains)
             ok = ok and ok_low
             aux = observed._replace(sweeps=s)
-            if start is not None and ok and s >= 2 * AUX_SWEEPS:
+            if mean is not None and ok and s >= 2 * AUX_SWEEPS:
+                start = self._draw_start(chain, mean, theta, s)
                 betas = (beta,) if low is None else (beta, low)
                 aux = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
             chain.observed_sweeps = s
