@@ -21,6 +21,7 @@ draw. ``--table`` prints the Markdown table of a results file.
     python benchmarks/bench_defaults.py --data moons circles shells3 class20 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data rare classes8 --seeds 1 2 3
     python benchmarks/bench_defaults.py --data hastie --seeds 1 2
+    python benchmarks/bench_defaults.py --data ties wide tiny line scales apart --seeds 1 2
     python benchmarks/bench_defaults.py --data hastie12000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --data gauss3000 --models symmetrised --seeds 1
     python benchmarks/bench_defaults.py --table benchmarks/results/defaults.jsonl
@@ -79,6 +80,50 @@ MADE = {
         {"n_samples": 600, "n_features": 5, "n_informative": 2, "n_redundant": 0, "flip_y": 0.5},
     ),
     "blobs4": ("make_blobs", {"n_samples": 600, "centers": 4, "n_features": 3, "cluster_std": 2.0}),
+    # (2026-12-04) two classes that do not overlap: round clusters 14 sds apart
+    "apart": ("make_blobs", {"n_samples": 300, "centers": [[-5.0, -5.0], [5.0, 5.0]]}),
+}
+
+
+def _ties(rng):
+    X = rng.integers(0, 5, (400, 2)).astype(float)  # 25 distinct sites
+    return X, (rng.random(400) < 1 / (1 + np.exp(X[:, 1] - X[:, 0]))).astype(int)
+
+
+def _wide(rng):
+    from sklearn.datasets import make_classification
+
+    return make_classification(150, 300, n_informative=8, random_state=0)
+
+
+def _tiny(rng):
+    from sklearn.datasets import make_classification
+
+    kwargs = {"n_informative": 3, "n_redundant": 0, "n_classes": 3, "n_clusters_per_class": 1}
+    return make_classification(300, 4, weights=[0.6, 0.38, 0.02], random_state=1, **kwargs)
+
+
+def _line(rng):
+    X = rng.normal(size=(300, 1))
+    return X, (X[:, 0] + rng.normal(0, 0.7, 300) > 0).astype(int)
+
+
+def _scales(rng):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(400, 3, n_informative=3, n_redundant=0, random_state=2)
+    return X * np.array([1e6, 1e-3, 1.0]), y
+
+
+ODD = {
+    # (2026-12-04) shapes a user brings that the made sets above do not: 400 points on 25
+    # distinct sites (ties everywhere), 300 covariates for 150 points, a class of 6 points, one
+    # covariate, and covariates on scales 10^9 apart (standardised by the graph)
+    "ties": _ties,
+    "wide": _wide,
+    "tiny": _tiny,
+    "line": _line,
+    "scales": _scales,
 }
 
 
@@ -112,6 +157,8 @@ def load(name):
 
         X, y = make_hastie_10_2(int(name[6:] or 1000), random_state=0)
         y = y > 0  # its labels are -1 and 1
+    elif name in ODD:
+        X, y = ODD[name](np.random.default_rng(0))
     elif name in MADE:
         from sklearn import datasets
 

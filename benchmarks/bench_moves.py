@@ -5,8 +5,9 @@ One chain of ``pm.sample`` tunes ``pk.Exchange`` (PyMC's 1000 tuning draws, the 
 iteration kernel runs ``--iterations`` iterations once for each variant of the long-range
 graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn from the density
 fitted to the tuning draws), each as the given share of graph moves, without beta jumps;
-``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; or ``both``: the
-given share of graph moves jumps and of beta moves beta jumps. Printed per variant: the share and
+``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; ``both``: the
+given share of graph moves jumps and of beta moves beta jumps; or ``graph``: the given share of
+the iterations graph moves, the rest as tuned. Printed per variant: the share and
 acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
 of ``k`` or ``sigma`` and of their 5% and 95% tail indicators, the time per iteration and the
 effective draws per second that the largest of those times leaves.
@@ -14,6 +15,7 @@ effective draws per second that the largest of those times leaves.
     python benchmarks/bench_moves.py wine ball --variants wide:0.25 jump:0.25 jump:0.5 jump:0.75
     python benchmarks/bench_moves.py pima symmetrised --variants jump:0.5 beta:0.5 beta:0.75
     python benchmarks/bench_moves.py glass gaussian --iterations 20000 --variants both:0.5 both:0.9
+    python benchmarks/bench_moves.py apart gaussian --iterations 20000 --variants graph:0.15
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ def tuned_step(data, model, seed):
 
 def run(step, x, variant, share, iterations, seed):
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
-    if variant == "beta":
+    if variant == "graph":  # the share of graph moves; the rest as tuned
+        p = p._replace(p_graph=share, p_futile=share if p.p_futile == p.p_graph else p.p_futile)
+    elif variant == "beta":
         p = p._replace(p_beta_jump=share)
     elif variant == "both":
         p = p._replace(p_wide=share, p_beta_jump=share)
