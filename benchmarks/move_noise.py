@@ -1,0 +1,74 @@
+"""The noise of a graph move's exchange ratio, unbridged, from one graph parameter to others.
+
+One chain of ``pm.sample`` tunes ``pk.Exchange`` on a ``bench_defaults.py`` row (PyMC's 1000
+tuning draws, seed 1) for its auxiliary sampler; then, at a fixed beta, for each target value
+``theta1`` the auxiliary term of the exchange ratio of a move ``theta0 -> theta1`` (an auxiliary
+draw at ``theta1`` from the observed labels, its energies under both graphs) is drawn
+``--replicates`` times. Printed: its mean and variance, and the variance per unit of the move's
+size on the sampler's scale (the log-odds of ``sigma / 100`` for the docs' ``U(0, 100)``; ``k``
+itself for kNN terms), the quantity the tuned bridging takes as a constant (``bridge_unit`` times
+``TARGET_NOISE``).
+
+    PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/move_noise.py apart gaussian 6 0.3 \
+        0.1 0.09 0.08 0.07 0.06 0.05 0.8
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pymc as pm
+
+import pymc_knn as pk
+from bench_defaults import KNN, build, load
+from pymc_knn.kernels import mcmc
+
+
+def scale(model, theta):
+    """A graph parameter on the sampler's scale: ``k``, or ``sigma``'s log-odds on (0, 100)."""
+    return theta if model in KNN else np.log(theta / (100.0 - theta))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("model")
+    parser.add_argument("beta", type=float)
+    parser.add_argument("theta0", type=float)
+    parser.add_argument("theta1", type=float, nargs="+")
+    parser.add_argument("--replicates", type=int, default=200)
+    args = parser.parse_args()
+    X, y = load(args.data)
+    with build(X, y, args.model):
+        step = pk.Exchange()
+        pm.sample(
+            draws=1,
+            tune=1000,
+            chains=1,
+            cores=1,
+            step=step,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    f, aux = step.field, step.chain.aux
+    rng = np.random.default_rng(0)
+    c0 = mcmc.coupling(f, args.theta0, False)
+    print(f"{args.data} {args.model}, beta {args.beta}, from {args.theta0}, {aux.sweeps} sweeps")
+    for theta1 in args.theta1:
+        c1 = mcmc.coupling(f, theta1, False)
+        terms = np.empty(args.replicates)
+        for r in range(args.replicates):
+            z = y.astype(np.int64).copy()
+            b = args.beta
+            terms[r] = mcmc._exchange_term(f, aux, c0, c1, b, b, False, 0, z, rng)[0]
+        size = abs(scale(args.model, theta1) - scale(args.model, args.theta0))
+        print(
+            f"  to {theta1:g} (size {size:.2f}): mean {terms.mean():.2f}, variance "
+            f"{terms.var():.2f}, per unit of size {terms.var() / size:.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
