@@ -6,8 +6,9 @@ iteration kernel runs ``--iterations`` iterations once for each variant of the l
 graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn from the density
 fitted to the tuning draws), each as the given share of graph moves, without beta jumps;
 ``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; ``both``: the
-given share of graph moves jumps and of beta moves beta jumps; or ``graph``: the given share of
-the iterations graph moves, the rest as tuned. Printed per variant: the share and
+given share of graph moves jumps and of beta moves beta jumps; ``graph``: the given share of
+the iterations graph moves, the rest as tuned; or ``bridge``: the bridging's noise a unit of a
+move's size (``bridge_unit``; 0 bridges nothing), the rest as tuned. Printed per variant: the share and
 acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
 of ``k`` or ``sigma`` and of their 5% and 95% tail indicators, the time per iteration and the
 effective draws per second that the largest of those times leaves.
@@ -71,6 +72,8 @@ def run(step, x, variant, share, iterations, seed):
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
     if variant == "graph":  # the share of graph moves; the rest as tuned
         p = p._replace(p_graph=share, p_futile=share if p.p_futile == p.p_graph else p.p_futile)
+    elif variant == "bridge":  # the noise a unit of size that sets the fields (0: unbridged)
+        p = p._replace(bridge_unit=share)
     elif variant == "beta":
         p = p._replace(p_beta_jump=share)
     elif variant == "both":
