@@ -18,10 +18,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-import pymc as pm
 
-import pymc_knn as pk
-from bench_defaults import KNN, build, load
+from bench_defaults import KNN, load
+from bench_moves import tuned_step
 from pymc_knn.kernels import mcmc
 
 
@@ -39,19 +38,8 @@ def main():
     parser.add_argument("theta1", type=float, nargs="+")
     parser.add_argument("--replicates", type=int, default=200)
     args = parser.parse_args()
-    X, y = load(args.data)
-    with build(X, y, args.model):
-        step = pk.Exchange()
-        pm.sample(
-            draws=1,
-            tune=1000,
-            chains=1,
-            cores=1,
-            step=step,
-            random_seed=1,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+    _, y = load(args.data)
+    step, _ = tuned_step(args.data, args.model, 1)
     f, aux = step.field, step.chain.aux
     rng = np.random.default_rng(0)
     c0 = mcmc.coupling(f, args.theta0, False)
