@@ -8,8 +8,8 @@ fitted to the tuning draws), each as the given share of graph moves, without bet
 ``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; ``both``: the
 given share of graph moves jumps and of beta moves beta jumps; ``graph``: the given share of
 the iterations graph moves, the rest as tuned; or ``bridge``: the bridging's noise a unit of a
-move's size (``bridge_unit``; 0 bridges nothing), the rest as tuned. Printed per variant: the share and
-acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
+move's size (``bridge_unit``; 0 bridges nothing), the rest as tuned. Printed per variant: the
+share and acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
 of ``k`` or ``sigma`` and of their 5% and 95% tail indicators, the time per iteration and the
 effective draws per second that the largest of those times leaves.
 
