@@ -114,7 +114,7 @@ def main():
     chain = step.chain
     proposal = chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
     rng = np.random.default_rng(0)
-    empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0)
+    empty = np.empty((0, 4)), np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty((0, 3))
 
     def iterate(p=proposal):
         return mcmc.run_iterations(

@@ -7,9 +7,10 @@ graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn 
 fitted to the tuning draws), each as the given share of graph moves, without beta jumps;
 ``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; ``both``: the
 given share of graph moves jumps and of beta moves beta jumps; ``graph``: the given share of
-the iterations graph moves, the rest as tuned; or ``bridge``: the bridging's noise a unit of a
-move's size (``bridge_unit``; 0 bridges nothing), the rest as tuned. Printed per variant: the
-share and acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
+the iterations graph moves, the rest as tuned; ``bridge``: the bridging's fields a unit of a
+move's size everywhere (``bridge_unit``, the tuned regions' units dropped; 0 bridges
+nothing), the rest as tuned; or ``tuned`` (its share ignored): all as tuned. Printed per
+variant: the share and acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
 of ``k`` or ``sigma`` and of their 5% and 95% tail indicators, the time per iteration and the
 effective draws per second that the largest of those times leaves.
 
@@ -17,6 +18,7 @@ effective draws per second that the largest of those times leaves.
     python benchmarks/bench_moves.py pima symmetrised --variants jump:0.5 beta:0.5 beta:0.75
     python benchmarks/bench_moves.py glass gaussian --iterations 20000 --variants both:0.5 both:0.9
     python benchmarks/bench_moves.py apart gaussian --iterations 20000 --variants graph:0.15
+    python benchmarks/bench_moves.py apart gaussian --iterations 20000 --variants tuned:0 bridge:0
 """
 
 from __future__ import annotations
@@ -70,10 +72,12 @@ def tuned_step(data, model, seed):
 
 def run(step, x, variant, share, iterations, seed):
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
-    if variant == "graph":  # the share of graph moves; the rest as tuned
+    if variant == "tuned":
+        pass
+    elif variant == "graph":  # the share of graph moves; the rest as tuned
         p = p._replace(p_graph=share, p_futile=share if p.p_futile == p.p_graph else p.p_futile)
     elif variant == "bridge":  # the noise a unit of size that sets the fields (0: unbridged)
-        p = p._replace(bridge_unit=share)
+        p = p._replace(bridge_unit=share, bridge_units=np.zeros(0))
     elif variant == "beta":
         p = p._replace(p_beta_jump=share)
     elif variant == "both":
@@ -85,7 +89,7 @@ def run(step, x, variant, share, iterations, seed):
     lp, beta, theta = step.tractable.evaluate(x)
     cols = 2 + step._free.size + step._graph.size
     trace, accept = np.empty((iterations, cols)), np.empty(iterations)
-    cap, noise = np.empty(iterations), np.empty(iterations)
+    cap, noise = np.empty(iterations), np.empty((iterations, 3))
     move = np.empty(iterations, dtype=np.int64)
     t0 = time.perf_counter()
     mcmc.run_iterations(

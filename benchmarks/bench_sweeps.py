@@ -141,7 +141,7 @@ def iteration(step, sweeps=28, iterations=10):
             none,
             none,
             np.empty(0, dtype=np.int64),
-            none,
+            np.empty((0, 3)),
             rng,
             *cache,
         )

@@ -12,6 +12,7 @@ from pymc_knn.kernels.mcmc import (
     _normal_mass,
     beta_jump_log_density,
     bridge_fields,
+    bridge_region,
     graph_probability,
     jump_log_density,
 )
@@ -83,12 +84,12 @@ def test_draw_iterations_takes_the_floor_or_the_ceiling_with_the_mean(rng):
     assert draw_iterations(7, NoRandom()) == 7
 
 
-def observe(a, trace, acc, cap=None, move=BETA_MOVE, noise=np.nan):
+def observe(a, trace, acc, cap=None, move=BETA_MOVE, noise=np.nan, ends=(3.0, 4.0)):
+    """``noise``: of each row's move, between the graph parameters ``ends``."""
     n = len(trace)
     cap = np.ones(n) if cap is None else np.full(n, cap)
-    return a.observe(
-        trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64), np.full(n, noise)
-    )
+    noise = np.column_stack([np.full(n, noise), np.full(n, ends[0]), np.full(n, ends[1])])
+    return a.observe(trace, np.full(n, acc), cap, np.full(n, move, dtype=np.int64), noise)
 
 
 def rows(block, rng):
@@ -387,7 +388,8 @@ def test_a_window_without_a_move_asks_for_more_iterations(rng):
 def test_the_bridge_follows_the_noise_of_the_ratio(rng):
     """Pairs of estimates differ by 2 x the noise variance in mean square; the kernel reports
     them per field and per unit of the move's size, so a noise of v per unit asks for
-    ``v |d| / TARGET_NOISE - 1`` fields on a move of size d: v is estimated within 20%."""
+    ``v |d| / TARGET_NOISE - 1`` fields on a move of size d: v is estimated within 20%, and
+    pooled it sets the moves between regions the tuning did not see."""
     a = adaptation(adapt_bridge=True, max_bridge=1000)
     for _ in range(60):
         pairs = 2 * 40.0 * rng.chisquare(1, size=8)
@@ -395,7 +397,7 @@ def test_the_bridge_follows_the_noise_of_the_ratio(rng):
     assert a.bridge_unit * TARGET_NOISE == pytest.approx(40.0, rel=0.2)
     p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
     assert (p.bridge_unit, p.max_bridge) == (a.bridge_unit, 1000)
-    assert [bridge_fields(p, d) for d in (1.0, -2.0, 10.0, 1000.0)] == [
+    assert [bridge_fields(p, d, 100.0, 200.0) for d in (1.0, -2.0, 10.0, 1000.0)] == [
         round(a.bridge_unit) - 1,
         round(2 * a.bridge_unit) - 1,
         round(10 * a.bridge_unit) - 1,
@@ -420,11 +422,35 @@ def test_a_quiet_ratio_bridges_only_large_moves_and_a_fixed_one_stays(rng):
         observe(fixed, trace, acc=0.3, move=GRAPH_MOVE, noise=1e4)
     args = np.array([0]), np.array([1]), np.array([1]), np.array([9])
     assert quiet.bridge_unit == pytest.approx(0.9)  # v = 0.9 TARGET_NOISE per unit of |d|
-    assert [bridge_fields(quiet.proposal(*args), d) for d in (1.0, 20.0)] == [
+    assert [bridge_fields(quiet.proposal(*args), d, 3.0, 4.0) for d in (1.0, 20.0)] == [
         0,
         round(20 * quiet.bridge_unit) - 1,
     ]
-    assert [bridge_fields(fixed.proposal(*args), d) for d in (1.0, 3.0)] == [5, 5]
+    assert [bridge_fields(fixed.proposal(*args), d, 3.0, 4.0) for d in (1.0, 3.0)] == [5, 5]
+
+
+def test_the_bridge_follows_the_noise_where_the_moves_go(rng):
+    """Moves within a quiet region and moves from it into a noisy one (as sigma's on two
+    classes far apart, ``apart``: nil noise from 0.3 to 0.35, a large one to 0.05): the noisy
+    region's noise sets the moves into it, in either direction, and the quiet moves are not
+    bridged for them, though the pooled noise would bridge them all."""
+    a = adaptation(adapt_bridge=True, graph=(False,), max_bridge=1000)
+    quiet, noisy = (0.3, 0.35), (0.3, 0.05)
+    for i in range(80):
+        trace = rows(rng.normal(size=(8, 2)), rng)
+        if i % 3:
+            observe(a, trace, acc=0.3, move=GRAPH_MOVE, noise=0.01, ends=quiet)
+        else:
+            pairs = 2 * 400.0 * rng.chisquare(1, size=8)
+            observe(a, trace, acc=0.3, move=GRAPH_MOVE, noise=pairs, ends=noisy[::-1])
+    p = a.proposal(np.array([0]), np.array([1]), np.array([-9]), np.array([9]))
+    noisy_unit = float(p.bridge_units[bridge_region(0.05) - p.bridge_origin])
+    assert noisy_unit * TARGET_NOISE == pytest.approx(400.0, rel=0.3)
+    assert a.bridge_unit * TARGET_NOISE == pytest.approx(400.0 / 3, rel=0.35)
+    assert bridge_fields(p, 1.0, *quiet) == bridge_fields(p, 1.0, *quiet[::-1]) == 0
+    assert bridge_fields(p, 1.0, *noisy) == bridge_fields(p, -1.0, *noisy[::-1])
+    assert bridge_fields(p, 1.0, *noisy) == round(noisy_unit) - 1
+    assert bridge_fields(p, 1.0, 100.0, 200.0) == round(a.bridge_unit) - 1  # not seen: pooled
 
 
 QUAD_PIECES = [(-np.inf, -3.0), (-3.0, -1.0), (-1.0, 0.5), (0.5, 1.5), (1.5, np.inf)]
@@ -568,3 +594,23 @@ def test_a_beta_jump_fitted_where_k_never_moved_follows_the_ridge(rng):
     for k in (3.0, 4.0, 5.0):
         centre = a.beta_centre[0, 0] + a.beta_centre[0, 1] * k
         assert centre == pytest.approx(u.mean() - 0.12 * (k - 4.0))
+
+
+def test_a_moves_fields_are_its_reverses(rng):
+    """Exactness asks that a move and its reverse be bridged alike: the larger of the units of
+    the regions of the two ends sets both, inside the table or beyond it (the pooled unit)."""
+    a = adaptation(adapt_bridge=True, max_bridge=500)
+    a.bridge_unit = 7.0
+    a.bridge_units, a.bridge_origin = rng.uniform(0.0, 50.0, size=40), -25
+    p = a.proposal(np.array([0]), np.array([1]), np.array([1]), np.array([9]))
+
+    def unit(theta):
+        i = bridge_region(theta) - a.bridge_origin
+        return a.bridge_units[i] if 0 <= i < a.bridge_units.size else a.bridge_unit
+
+    for theta0, theta1 in np.exp(rng.uniform(-4.0, 3.0, size=(200, 2))):
+        d = rng.uniform(-3.0, 3.0)
+        fields = bridge_fields(p, d, theta0, theta1)
+        assert fields == bridge_fields(p, -d, theta1, theta0)
+        want = round(max(unit(theta0), unit(theta1)) * abs(d)) - 1
+        assert fields == min(500, max(0, want))

@@ -327,9 +327,9 @@ def test_one_pass_counts_draw_as_two(k0, k1):
 def test_the_kernel_measures_the_noise_only_where_the_bridging_is_tuned(
     bridge, measured, monkeypatch
 ):
-    """While tuning, every graph move measures its noise (a second exchange term) where the
-    bridging is tuned from it, and none where it is fixed (the second term was computed there
-    too, as dear as the first, and thrown away)."""
+    """While tuning, every graph move measures its noise (a second exchange term, with the move's
+    two values of k) where the bridging is tuned from it, and none where it is fixed (the second
+    term was computed there too, as dear as the first, and thrown away)."""
     from pymc_knn.step_methods import _adaptation
 
     X, y, *_ = pk.datasets.load_ripley("train")
@@ -352,8 +352,15 @@ def test_the_kernel_measures_the_noise_only_where_the_bridging_is_tuned(
     move = np.concatenate([m for m, _ in recorded])
     noise = np.concatenate([v for _, v in recorded])
     graph = move == GRAPH_MOVE
-    assert graph.sum() >= 20 and not np.isfinite(noise[~graph]).any()
-    assert np.isfinite(noise[graph]).mean() >= 0.9 if measured else not np.isfinite(noise).any()
+    assert graph.sum() >= 20 and not np.isfinite(noise[~graph, 0]).any()
+    if not measured:
+        assert not np.isfinite(noise[:, 0]).any()
+        return
+    finite = np.isfinite(noise[:, 0])
+    assert finite[graph].mean() >= 0.9
+    # each measured pair comes with its move's two values of k, which differ
+    ends = noise[finite, 1:]
+    assert np.all(np.isin(ends, np.arange(1, 31))) and np.all(ends[:, 0] != ends[:, 1])
 
 
 def test_a_move_is_sized_by_what_its_noise_follows():

@@ -48,8 +48,8 @@ not depend on the auxiliary draw ``z``, ``T(x, x', z) min(1, A) min(1, R / A)`` 
 proposal, ``R = T(x', x, z) / T(x, x', z)``): the composite keeps detailed balance, whatever ``g``.
 A poor ``g`` costs mixing, never exactness. ``SCREEN_MOST`` leaves out the local graph moves whose
 ratio is not bridged (cheap moves, and ``g`` is rough at their scale on a small data set):
-whether a move is bridged is a function of its size alone, the same for the move and its
-reverse, so each kind of move keeps detailed balance on its own.
+whether a move is bridged is a function of its size and its two ends, the same for the move
+and its reverse, so each kind of move keeps detailed balance on its own.
 
 The exchange ratio of a ``k`` or ``sigma`` move may be bridged (Murray et al. 2006, section 5):
 the auxiliary draw at the proposal is carried through intermediate Potts fields between the two
@@ -59,7 +59,9 @@ does not shrink with the posterior) and about linearly with its size (measured: 
 variance of 0.34, 0.81, 1.7, 2.6 for moves of 1, 2, 5, 10; on 2,000 points of 6 classes 146,
 334, 1363, 2698; a ``sigma`` move's of glass's ball kernel 1.3, 6.3, 15, 37 for 0.04, 0.14,
 0.34, 0.67); beyond a variance of a few nats the move is never accepted. The number of fields
-is fixed (``bridge``) or proportional to the move's size (``bridge_unit``): for ``k``,
+is fixed (``bridge``) or proportional to the move's size (``bridge_unit``, or, where the tuning
+measured it, the larger of the units of the regions of the graph parameter its two ends lie in:
+``BRIDGE_REGION``, symmetric in a move and its reverse): for ``k``,
 ``|1/k - 1/k'|`` (:func:`move_size`: the kNN weights are ``1/k``, and the noise's variance
 follows that size, not ``|k' - k|``: on class20, symmetrised, 275-346 times it for moves from
 ``k`` 3, 4 and 6 of 1 and 3, where the variance per unit of ``k`` falls from 23 at 3 to 6.7 at
@@ -128,6 +130,14 @@ about a quarter of the target: jumps cross between the modes of ``k`` or ``sigma
 slowest motion, and are a small share of the moves (glass's ball kernel, whose ``sigma`` has a
 spike and a plateau: tail ESS 1,178-2,248 against 652-1,507; docs/inference.md, "Bridged
 jumps")."""
+BRIDGE_REGION = 0.1
+"""Width, in ``log theta``, of the regions of the graph parameter (``k`` or ``sigma``) that the
+tuned bridging measures its noise over (:func:`bridge_region`; each ``k`` up to 10 is its own
+region). The noise of a move is not one constant per unit of its size everywhere: on two
+classes far apart (``apart``, a gaussian d-nn term) it is nil between ``sigma`` 0.1 and 1.3,
+where every auxiliary draw keeps each class one colour, and 12 to 479 to 0.09-0.05, where the
+classes' graphs fall apart; one noise for all bridged every move for the few that reach small
+``sigma`` (benchmarks/README.md, "Bridging by region")."""
 BETA_JUMP_WIDE = 3.0
 """Scale of the beta jump density's broad component, in units of its main one."""
 BETA_JUMP_DEFENSIVE = 0.1
@@ -281,7 +291,9 @@ class Proposal(NamedTuple):
     beta_centre: np.ndarray  # (dc, 1 + dg): the beta jump's mean, a + b g (rows: a, b)
     beta_chol: np.ndarray  # (dc, dc): ... and its Cholesky factor (0 x 0: no beta jumps)
     bridge: int  # exchange: intermediate fields of a graph move's ratio (0: none) ...
-    bridge_unit: float  # ... or, when > 0, (fields + 1) per unit of the move's size
+    bridge_unit: float  # ... or, when > 0, (fields + 1) per unit of the move's size, ...
+    bridge_units: np.ndarray  # ... the larger of its two ends' regions' (BRIDGE_REGION), ...
+    bridge_origin: int  # ... the first entry's region; bridge_unit outside the table
     max_bridge: int  # bound on the fields of one move
     delayed: int  # exchange: which moves are screened by the fitted densities first (SCREEN_*)
     measure_noise: bool  # tuning: whether graph moves measure their ratio's noise (the bridging's)
@@ -1054,10 +1066,25 @@ def _jump(x, x1, p, j, rng):
 
 
 @njit(cache=True)
-def bridge_fields(p, delta):
-    """Intermediate fields of a graph move of size ``delta`` (the same for its reverse)."""
+def bridge_region(theta):
+    """The region of the graph parameter ``theta`` (``k`` or ``sigma``) that its bridging's
+    noise is tuned over: ``floor(log(theta) / BRIDGE_REGION)``."""
+    return int(np.floor(np.log(theta) / BRIDGE_REGION))
+
+
+@njit(cache=True)
+def _region_unit(p, theta):
+    i = bridge_region(theta) - p.bridge_origin
+    return p.bridge_units[i] if 0 <= i < p.bridge_units.size else p.bridge_unit
+
+
+@njit(cache=True)
+def bridge_fields(p, delta, theta0, theta1):
+    """Intermediate fields of a graph move of size ``delta`` between ``theta0`` and ``theta1``
+    (the same for its reverse)."""
     if p.bridge_unit > 0.0:
-        return min(p.max_bridge, max(0, int(np.round(p.bridge_unit * abs(delta))) - 1))
+        unit = max(_region_unit(p, theta0), _region_unit(p, theta1))
+        return min(p.max_bridge, max(0, int(np.round(unit * abs(delta))) - 1))
     return p.bridge
 
 
@@ -1067,7 +1094,9 @@ def _cheap(f, p, kind, x, x1, theta0, theta1):
     :func:`run_iterations` decides it)."""
     if kind != GRAPH_MOVE:
         return False
-    return theta1 == theta0 or bridge_fields(p, move_size(f, p, x, x1, theta0, theta1)) == 0
+    if theta1 == theta0:
+        return True
+    return bridge_fields(p, move_size(f, p, x, x1, theta0, theta1), theta0, theta1) == 0
 
 
 @njit(cache=True)
@@ -1133,8 +1162,9 @@ def run_iterations(
         auxiliary labels), the move type and, for an exchange kNN graph move, the squared
         difference of two independent estimates of its auxiliary term times ``(fields + 1) /
         |size|`` (``2 x`` the noise variance per field and unit of the move's size, which
-        :func:`bridge_fields` scales by; ``nan`` for other moves, and for every move unless
-        ``p.measure_noise``, when the bridging is not tuned).
+        :func:`bridge_fields` scales by) and the move's two ends ``theta0, theta1``: ``noise``
+        has 3 columns; ``nan`` in the first for other moves, and for every move unless
+        ``p.measure_noise``, when the bridging is not tuned.
     rng : numpy Generator
     cache : tuple
         The two couplings the chain's previous call ended with (:func:`new_couplings` at the
@@ -1206,7 +1236,7 @@ screened, cache
         kind, log_h = propose(x, x1, p, rng)
         zero_move = 1.0
         if record:
-            noise[t] = np.nan
+            noise[t, 0] = np.nan
         if kind == NULL_MOVE:
             alpha = 1.0
             accepted = True
@@ -1247,7 +1277,8 @@ screened, cache
                     if not same:
                         delta = move_size(f, p, x, x1, theta0, theta1)
                         # wide moves cross valleys now and then: not worth a bridge each
-                        bridged = bridge_fields(p, delta) if kind != WIDE_MOVE else 0
+                        if kind != WIDE_MOVE:
+                            bridged = bridge_fields(p, delta, theta0, theta1)
                         if kind == JUMP_MOVE and bridged > 0 and p.bridge_unit > 0.0:
                             bridged = min(p.max_bridge, JUMP_BRIDGE * (bridged + 1) - 1)
                     term, used, exact, aux_energy = _exchange_term(
@@ -1264,7 +1295,8 @@ screened, cache
                         term2, used, exact, _ = _exchange_term(
                             f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng
                         )
-                        noise[t] = (term - term2) ** 2 * (bridged + 1.0) / delta
+                        noise[t, 0] = (term - term2) ** 2 * (bridged + 1.0) / delta
+                        noise[t, 1], noise[t, 2] = theta0, theta1
                 else:
                     used, exact = auxiliary_draw(f, aux, c1, beta1, z1, rng)
                     sweeps_sum += used

@@ -19,7 +19,8 @@ What is tuned, per chain:
   departures were due (``UNSEEN_DEPARTURES``), their time is bounded from the rate of those;
 * for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
-  about ``TARGET_NOISE`` whatever the move's size, and the share of graph moves, so that graph
+  about ``TARGET_NOISE`` whatever the move's size and wherever it goes (one noise per region of
+  the graph parameter: :data:`pymc_knn.kernels.mcmc.BRIDGE_REGION`), and the share of graph
   and beta moves take about equal time (half each when nothing is bridged);
 * whether the graph moves are futile where the chain sits (the graph coordinates sat still
   through a window in which less than a tenth of a transition was expected: ``k`` a point mass
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, JUMP_MOVE, WIDE_MOVE, Proposal
+from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, JUMP_MOVE, WIDE_MOVE, Proposal, bridge_region
 
 TARGET_ACCEPT = 0.3
 """Default acceptance rate aimed at by each move type (docs/inference.md)."""
@@ -137,6 +138,17 @@ _unseen_departures_tau`). Seeing none of ``T`` expected has probability about ``
 last 2,354 rows sat at ``k = 6`` expected 2.86 and mixed ``k`` at an ESS of 66 without one."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
+REGION_MEMORY = 4 * NOISE_PAIRS
+"""Pairs of estimates a region's noise is averaged over (older pairs weigh less, by
+``1 - 1 / REGION_MEMORY`` each), as the pooled noise's moving average of batches is."""
+REGION_SMOOTH = 2.0
+"""Sd, in regions, of the normal weights by which a region's estimate of the noise takes in its
+neighbours' pairs (up to three sds away): a region is seen a few times only (on ``apart``'s
+gaussian d-nn term 1-10 pairs each over sigma's 90 regions), and the noise changes slowly but
+where the classes' graphs come apart."""
+REGION_PRIOR = 1.0
+"""Weight, in pairs, of the pooled noise in a region's estimate: a region first reached is
+bridged as the pooled noise asks, not left unbridged."""
 MAX_BRIDGE = 128
 """Default bound on the intermediate fields of a bridged ``k`` move."""
 AUX_SWEEPS = 10
@@ -266,6 +278,8 @@ class Adaptation:
     bridge: int = 0
     adapt_bridge: bool = False
     bridge_unit: float = 0.0
+    bridge_units: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bridge_origin: int = 0
     max_bridge: int = MAX_BRIDGE
     delayed: int = 0  # mcmc.SCREEN_*
     aux_sweeps: int = 10
@@ -294,6 +308,7 @@ class Adaptation:
     _last_transitions: float = 0.0
     _noise: list = field(default_factory=list)
     _noise_scale: float | None = None
+    _regions: dict = field(default_factory=dict)  # region: (weighted noise sum, weight)
     _pooled: list = field(default_factory=list)
 
     def __post_init__(self):
@@ -398,6 +413,8 @@ class Adaptation:
             self.beta_chol,
             self.bridge,
             self.bridge_unit if self.adapt_bridge else 0.0,
+            self.bridge_units if self.adapt_bridge else np.zeros(0),
+            self.bridge_origin,
             self.max_bridge,
             self.delayed if (self.jump.shape[1] > 0 or self.beta_chol.shape[0] > 0) else 0,
             self.adapt_bridge,
@@ -426,7 +443,7 @@ class Adaptation:
                     low = np.where(self.graph_discrete, 0.0, -np.inf)
                     self.log_step = np.clip(self.log_step + step, low, self._max_log_step)
         if self.adapt_bridge:
-            self._tune_bridge(noise[np.isfinite(noise)])
+            self._tune_bridge(noise[np.isfinite(noise[:, 0])])
             graph_moves = int(np.count_nonzero(np.isin(move, (GRAPH_MOVE, WIDE_MOVE, JUMP_MOVE))))
             if graph_moves:
                 self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves - self.fields_per_move)
@@ -443,23 +460,61 @@ class Adaptation:
         """Bridge each graph move with about ``v |d| / TARGET_NOISE - 1`` fields, ``d`` its
         size, where ``v`` is the noise variance per unit of size times the fields plus one
         (about constant: the variance falls as ``1 / (fields + 1)`` and grows about linearly
-        with ``|d|``), a moving average over batches of ``NOISE_PAIRS`` pairs (no fields for
-        a move with ``v |d| < 1.5 TARGET_NOISE``)."""
-        self._noise.extend((0.5 * noise).tolist())
-        if len(self._noise) < NOISE_PAIRS:
-            return
-        batch = float(np.mean(self._noise))
-        self._noise = []
-        v = (
-            batch
-            if self._noise_scale is None
-            else self._noise_scale + 0.25 * (batch - self._noise_scale)
-        )
-        self._noise_scale = v
-        # every move whose noise exceeds the target is bridged, also when a unit move's is
-        # below it: unbridged, the radius shrinks to what the noise allows, and k mixes about
-        # half as fast per iteration (moons, Pima; docs/inference.md)
-        self.bridge_unit = v / TARGET_NOISE
+        with ``|d|``) of the noisier of the regions of the move's two ends (``noise`` rows:
+        twice that variance, ``theta0``, ``theta1``).
+
+        The pooled ``v``, a moving average over batches of ``NOISE_PAIRS`` pairs, is
+        ``bridge_unit``'s (outside the regions seen); each pair also counts toward the region of
+        the end whose ``v`` is the larger so far (both when equal), so that a region whose own
+        moves are quiet is not charged with the noise of moves into a noisy one.
+        """
+        ends = [(bridge_region(theta0), bridge_region(theta1)) for theta0, theta1 in noise[:, 1:]]
+        seen = sorted({r for pair in ends for r in pair})
+        level = dict(zip(seen, self._region_noise(seen)))
+        for v, pair in zip(noise[:, 0], ends):
+            top = max(level[r] for r in pair)
+            for r in set(pair):
+                if level[r] == top:
+                    total, weight = self._regions.get(r, (0.0, 0.0))
+                    keep = 1.0 - 1.0 / REGION_MEMORY
+                    self._regions[r] = (keep * total + 0.5 * v, keep * weight + 1.0)
+        self._noise.extend((0.5 * noise[:, 0]).tolist())
+        if len(self._noise) >= NOISE_PAIRS:
+            batch = float(np.mean(self._noise))
+            self._noise = []
+            v = (
+                batch
+                if self._noise_scale is None
+                else self._noise_scale + 0.25 * (batch - self._noise_scale)
+            )
+            self._noise_scale = v
+            # every move whose noise exceeds the target is bridged, also when a unit move's is
+            # below it: unbridged, the radius shrinks to what the noise allows, and k mixes
+            # about half as fast per iteration (moons, Pima; docs/inference.md)
+            self.bridge_unit = v / TARGET_NOISE
+        if self._noise_scale is not None and self._regions:
+            # the regions from the first seen to the last (the pooled unit beyond them)
+            self.bridge_origin = min(self._regions)
+            span = np.arange(self.bridge_origin, max(self._regions) + 1)
+            self.bridge_units = self._region_noise(span) / TARGET_NOISE
+
+    def _region_noise(self, regions) -> np.ndarray:
+        """The noise variance per unit of size of each of ``regions``: the mean of its pairs and
+        its neighbours' (``REGION_SMOOTH``), the pooled noise weighing ``REGION_PRIOR`` pairs
+        (``inf`` where no pair is near before the first batch)."""
+        regions = np.asarray(regions, dtype=float)
+        if not self._regions:
+            pooled = math.inf if self._noise_scale is None else self._noise_scale
+            return np.full(regions.size, pooled)
+        keys = np.fromiter(self._regions, float)
+        sums = np.array(list(self._regions.values()))
+        gap = (regions[:, None] - keys[None, :]) / REGION_SMOOTH
+        kernel = np.where(np.abs(gap) <= 3.0, np.exp(-0.5 * gap**2), 0.0)
+        total, weight = kernel @ sums[:, 0], kernel @ sums[:, 1]
+        if self._noise_scale is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(weight > 0, total / weight, math.inf)
+        return (total + REGION_PRIOR * self._noise_scale) / (weight + REGION_PRIOR)
 
     @staticmethod
     def series_taus(block) -> np.ndarray:

@@ -1150,7 +1150,7 @@ class PottsStep(BlockedStep):
         accept = np.empty(rows)
         cap = np.empty(rows)
         move = np.empty(rows, dtype=np.int64)
-        noise = np.empty(rows)
+        noise = np.empty((rows, 3))
         proposal = a.proposal(self._free, self._graph, self._lower, self._upper)
         if chain.couplings is None:
             chain.couplings = mcmc.new_couplings(self.field)
@@ -1417,10 +1417,12 @@ class Exchange(PottsStep):
     ``theta'`` and ``theta``, and ``q(z|theta) / q(z|theta')`` is replaced by the geometric mean
     of the ratios along the way. The ratio stays exact; the variance of its noise, which grows
     with ``n`` and about linearly with the move's size, falls about as ``1 / (m + 1)``. By
-    default ``m`` is chosen per move, proportional to ``|k' - k|`` (or to the change of
+    default ``m`` is chosen per move, proportional to ``|1/k' - 1/k|`` (or to the change of
     ``sigma``'s free coordinate) with a factor tuned on the noise measured during tuning (pairs
-    of independent estimates of the same ratio), aiming at a variance of 4 nats^2; small moves
-    need none (``m = 0``: the plain exchange algorithm). A d-nn term of ``LARGE_POINTS`` (10^4)
+    of independent estimates of the same ratio) in each region of ``k`` or ``sigma`` (a tenth
+    of ``log k`` or ``log sigma`` wide; a move takes the larger factor of its two ends', so its
+    reverse has the same ``m``), aiming at a variance of 4 nats^2; small moves and moves where
+    the ratio is quiet need none (``m = 0``: the plain exchange algorithm). A d-nn term of ``LARGE_POINTS`` (10^4)
     points or more is not bridged by default (a bridging field there mixes two tables of about
     ``n^2`` entries); ``bridge=m`` bridges it. A d-nn field makes one Swendsen-Wang sweep per
     120 entries of the mean row, up to 8 (its energies read every entry, its sweeps a few).
