@@ -279,6 +279,7 @@ def fit(data, model, seed, method, chains, cores, exchange=None):
         # the mean per chain: a draw takes the floor or the ceiling of the chosen mean
         "iterations": [round(float(v), 2) for v in ss["iterations"].mean("draw").values],
         "bridge_sweeps": round(float(ss["bridge_sweeps"].mean()), 1),
+        "graph_share": [round(float(v), 3) for v in ss["graph_share"].isel(draw=-1).values],
         "screened": round(float(ss["screened"].mean()), 2),
         "aux_sweeps_all": [
             sorted(set(float(v) for v in ss["aux_sweeps"].sel(chain=c).values))

@@ -19,6 +19,8 @@ effective draws per second that the largest of those times leaves.
     python benchmarks/bench_moves.py glass gaussian --iterations 20000 --variants both:0.5 both:0.9
     python benchmarks/bench_moves.py apart gaussian --iterations 20000 --variants graph:0.15
     python benchmarks/bench_moves.py apart gaussian --iterations 20000 --variants tuned:0 bridge:0
+    python benchmarks/bench_moves.py apart gaussian --iterations 20000 --variants tuned:0 graph:0.3 graph:0.5
+    python benchmarks/bench_moves.py hastie ball --iterations 10000 --variants tuned:0 graph:0.2 graph:0.35
 """
 
 from __future__ import annotations

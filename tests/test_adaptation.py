@@ -24,6 +24,7 @@ from pymc_knn.step_methods._adaptation import (
     FUTILE_TIME,
     JUMP_DEFENSIVE,
     JUMP_REACH,
+    SHARE_BOUNDS,
     TARGET_NOISE,
     UNSEEN_DEPARTURES,
     WIDE_FACTOR,
@@ -270,6 +271,89 @@ def test_graph_moves_from_where_they_are_futile_get_a_twentieth_of_the_time(rng)
         observe(a, still_k(rng, 20), acc=0.001, move=GRAPH_MOVE)
     assert a.futile_at.size == 0
     assert graph_probability(a.proposal(p.free, p.graph, p.lower, p.upper), x) == a.p_graph
+
+
+def ar1_with_time(tau, n, rng):
+    """An AR(1) series of integrated time ``tau``."""
+    return ar1((tau - 1) / (tau + 1), n, rng)
+
+
+def logit(q):
+    return math.log(q / (1 - q))
+
+
+def feed_window(a, beta_tau, graph_tau, share, rng):
+    """One adaptation window (to its close) of rows whose beta and graph coordinate have the
+    given integrated times, a ``share`` of them graph moves; returns the window's block of
+    coordinates and the share of graph moves it made."""
+    n = a.window_length
+    block = np.column_stack([ar1_with_time(beta_tau, n, rng), ar1_with_time(graph_tau, n, rng)])
+    move = np.where(rng.permutation(n) < round(share * n), GRAPH_MOVE, BETA_MOVE)
+    noise = np.full((n, 3), np.nan)
+    assert a.observe(rows(block, rng), np.full(n, 0.3), np.ones(n), move, noise)
+    return block, float(np.mean(move == GRAPH_MOVE))
+
+
+def test_the_balanced_share_is_where_the_integrated_times_are_equal(rng):
+    """Where each kind of move mixes its coordinates in proportion to how often it is chosen
+    (beta's time ``A / (1 - p)``, sigma's ``B / p`` at a share ``p`` of graph moves), the
+    balanced share settles within a few windows at ``B / (A + B)``, where the two times are
+    equal, from either side, whatever share the windows ran with (apart's gaussian d-nn term:
+    sigma's time 30 iterations and beta's 5 at 13% graph moves). The first window, which may
+    still be on the chain's way, sets nothing."""
+    for big_a, big_b in ((3.0, 12.0), (12.0, 1.5)):
+        a = adaptation(graph=(False,))
+        start = a.p_graph
+        feed_window(a, big_a / (1 - start), big_b / start, start, rng)
+        assert math.isnan(a.balanced) and a.p_graph == start
+        for _ in range(4):
+            p = a.p_graph
+            feed_window(a, big_a / (1 - p), big_b / p, p, rng)
+        assert a.balanced == pytest.approx(big_b / (big_a + big_b), abs=0.1)
+
+
+def test_the_graph_share_is_halfway_between_time_and_mixing(rng):
+    """The probability of a graph move is halfway, in log-odds, between the share that gives
+    both kinds of move equal time and the balanced one: the times read while tuning are noisy,
+    and a share past the balanced one costs more where graph moves are the dearer kind than one
+    short of it by as much (Hastie's ball kernel: 43 effective draws a second at 0.35, 30 at
+    0.66, 28 at 0.2)."""
+    a = adaptation(graph=(False,))
+    for _ in range(3):
+        feed_window(a, 2.0, 20.0, a.p_graph, rng)
+    for fields in (0.0, 30.0):
+        a.fields_per_move = fields
+        timed = a._graph_share(0.5)
+        assert min(timed, a.balanced) < a.p_graph < max(timed, a.balanced)
+        assert logit(a.p_graph) == pytest.approx((logit(timed) + logit(a.balanced)) / 2)
+    assert a.balanced > 0.7
+
+
+def test_the_graph_share_is_read_at_the_share_the_window_ran_with(rng):
+    """``A`` and ``B`` are read off a window at the share of its iterations that chose a graph
+    move (not the probability it was tuned to); a window in which the graph coordinate never
+    moved, or only one kind of move was made, leaves the share; it stays within SHARE_BOUNDS."""
+    a = adaptation(graph=(False,))
+    feed_window(a, 2.0, 2.0, 0.5, rng)
+    block, share = feed_window(a, 3.0, 20.0, 0.2, rng)
+    taus = Adaptation.series_taus(block)
+    big_a, big_b = np.nanmax(taus[0]) * (1 - share), np.nanmax(taus[1]) * share
+    assert a.balanced == pytest.approx(big_b / (big_a + big_b))
+    assert share == 0.2 and a.balanced > 0.5
+    before = a.balanced
+    n = a.window_length
+    still = np.column_stack([rng.normal(size=n), np.zeros(n)])
+    move = np.where(np.arange(n) % 2 == 0, GRAPH_MOVE, BETA_MOVE)
+    a.observe(rows(still, rng), np.full(n, 0.3), np.ones(n), move, np.full((n, 3), np.nan))
+    assert a.balanced == before
+    feed_window(a, 1.0, 50.0, 1.0, rng)  # graph moves only: nothing to compare
+    assert a.balanced == before
+    feed_window(a, 1.0, 500.0, 0.5, rng)
+    assert a.balanced == SHARE_BOUNDS[1]
+    k = adaptation()  # k's share is the home and futility rules' (docstring)
+    for _ in range(3):
+        feed_window(k, 2.0, 20.0, 0.5, rng)
+    assert math.isnan(k.balanced) and k.p_graph == 0.5
 
 
 def test_the_end_of_tuning_judges_futility_on_the_pooled_draws(rng):

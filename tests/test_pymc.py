@@ -12,7 +12,7 @@ import arviz as az
 import numpy as np
 from scipy.special import logsumexp
 from scipy.optimize import brentq
-from sklearn.datasets import make_moons
+from sklearn.datasets import make_blobs, make_moons
 import pymc as pm
 import pytest
 
@@ -52,6 +52,7 @@ def test_exchange_is_assigned_by_default_and_runs():
         "iterations",
         "scaling",
         "graph_step",
+        "graph_share",
         "aux_sampler",
         "aux_start",
         "aux_sweeps",
@@ -198,7 +199,7 @@ def test_every_chain_is_tuned_with_one_core(step):
     np.testing.assert_array_equal(warm["scaling"][:, 0], 0.5)  # each chain starts afresh
     assert (warm["scaling"][:, -1] != 0.5).all()  # and is tuned
     post = idata.sample_stats
-    for name in ("scaling", "graph_step", "iterations"):
+    for name in ("scaling", "graph_step", "graph_share", "iterations"):
         assert (post[name] == post[name][:, :1]).all(), name  # fixed after tuning
     if step is pk.Moller:
         np.testing.assert_array_equal(warm["plug_in_beta"][0, 0], warm["plug_in_beta"][1, 0])
@@ -250,6 +251,24 @@ def test_iterations_per_draw_follow_the_mixing():
     )
     assert (fixed.warmup_sample_stats["iterations"] == 2).all()
     assert (fixed.sample_stats["iterations"] == 2).all()
+
+
+def test_sigma_moves_get_more_of_the_iterations_where_sigma_mixes_slower():
+    """Two classes far apart (``apart`` of the benchmarks): the labels say nothing of ``sigma``
+    below the distance that joins the classes, its posterior is flat over a wide range and mixes
+    slower than beta, so the tuning gives ``sigma`` moves more of the iterations than equal time
+    would (docs/inference.md, "Which move, how often"); the share is fixed after tuning."""
+    X, y = make_blobs(100, centers=[[-5.0, -5.0], [5.0, 5.0]], random_state=1)
+    with pm.Model() as model:
+        beta = pm.HalfNormal("beta", 5)
+        sigma = pm.Uniform("sigma", 0, 100)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y)
+    step = pk.Exchange(model=model)
+    idata = sample(model, lambda: step, tune=1000, draws=20, chains=1, random_seed=3)
+    a = step.chain.adaptation
+    timed = a._graph_share(0.5)
+    assert a.balanced > timed and a.p_graph > timed
+    np.testing.assert_array_equal(idata.sample_stats["graph_share"], a.p_graph)
 
 
 def test_chains_start_near_the_maximum_pseudo_likelihood_estimate_unless_given_initvals():

@@ -42,7 +42,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels.mcmc import BETA_MOVE, GRAPH_MOVE, JUMP_MOVE, WIDE_MOVE, Proposal, bridge_region
+from ..kernels.mcmc import (
+    BETA_JUMP,
+    BETA_MOVE,
+    GRAPH_MOVE,
+    JUMP_MOVE,
+    WIDE_MOVE,
+    Proposal,
+    bridge_region,
+)
 
 TARGET_ACCEPT = 0.3
 """Default acceptance rate aimed at by each move type (docs/inference.md)."""
@@ -109,6 +117,9 @@ noise would be above it (by half, ``round`` of the fields) is bridged. With nois
 ``s^2`` a move is accepted about ``2 Phi(-s / 2)`` as often as without (0.62 at 1, 0.32 at 4,
 0.05 at 16), and bridging a noise of ``v`` down to ``s^2`` costs about ``v / s^2`` fields, a few
 auxiliary sweeps each: acceptance per unit of cost is best near ``s^2 = 4-6``."""
+SHARE_BOUNDS = (0.05, 0.95)
+"""Bounds on the share of graph moves that evens the integrated times
+(:meth:`Adaptation._balance_shares`)."""
 FUTILE_TRANSITIONS = 0.1
 """Expected transitions of the graph coordinates (the sum of the graph moves' acceptance
 probabilities) below which a window in which they never moved marks their moves from there
@@ -284,6 +295,7 @@ class Adaptation:
     delayed: int = 0  # mcmc.SCREEN_*
     aux_sweeps: int = 10
     fields_per_move: float = 0.0
+    balanced: float = math.nan  # the share of graph moves that evens the taus (nan: not yet)
     log_scale: float = field(init=False)
     log_step: np.ndarray = field(init=False)
     shape: np.ndarray = field(init=False)
@@ -309,6 +321,7 @@ class Adaptation:
     _noise: list = field(default_factory=list)
     _noise_scale: float | None = None
     _regions: dict = field(default_factory=dict)  # region: (weighted noise sum, weight)
+    _mixing: np.ndarray = field(default_factory=lambda: np.zeros(2))  # sums of A, B
     _pooled: list = field(default_factory=list)
 
     def __post_init__(self):
@@ -353,10 +366,19 @@ class Adaptation:
 
     @property
     def p_graph(self) -> float:
-        """Probability of a graph move: 1/2, less when bridging makes graph moves dearer, so
-        that both kinds take about equal time (a bridging field costs about two sweeps: its
-        field has the edges of both graphs)."""
-        return self._graph_share(0.5)
+        """Probability of a graph move. The *timed* share is 1/2, less when bridging makes
+        graph moves dearer, so that both kinds take about equal time (a bridging field costs
+        about two sweeps: its field has the edges of both graphs). Once a settled window has
+        measured the integrated times, the share is halfway, in log-odds, between the timed
+        one and the ``balanced`` one that equalises beta's and the graph coordinates' times
+        (:meth:`_balance_shares`): the times read while tuning are noisy, and a share past
+        the balanced one costs more where graph moves are the dearer kind than one short of it
+        by as much (docs/inference.md, "Which move, how often")."""
+        timed = self._graph_share(0.5)
+        if not math.isfinite(self.balanced):
+            return timed
+        odds = math.sqrt(timed / (1 - timed) * self.balanced / (1 - self.balanced))
+        return odds / (1 + odds)
 
     @property
     def p_futile(self) -> float:
@@ -449,7 +471,8 @@ class Adaptation:
                 self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves - self.fields_per_move)
         moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
         expected = float(accept[np.isin(move, (GRAPH_MOVE, WIDE_MOVE, JUMP_MOVE))].sum())
-        self._window.append((trace.copy(), moved, expected))
+        graph_chosen = int(np.count_nonzero(~np.isin(move, (BETA_MOVE, BETA_JUMP))))
+        self._window.append((trace.copy(), moved, expected, graph_chosen))
         self._filled += len(trace)
         if self._filled >= self.window_length:
             self._close_window()
@@ -535,9 +558,9 @@ class Adaptation:
         return float(np.nanmax(taus)) if np.isfinite(taus).any() else math.nan
 
     def _close_window(self) -> None:
-        rows = np.concatenate([b for b, _, _ in self._window])
-        accepted = sum(a for _, a, _ in self._window)
-        transitions = sum(e for _, _, e in self._window)
+        rows = np.concatenate([b for b, *_ in self._window])
+        accepted = sum(w[1] for w in self._window)
+        transitions = sum(w[2] for w in self._window)
         self.window_mean = rows[:, :2].mean(axis=0)
         self.graph_stuck = np.ptp(rows[:, 2 + self.n_free :], axis=0) == 0
         self.futile_at = self._futile_at(rows, transitions)
@@ -553,7 +576,10 @@ class Adaptation:
         self._fit_jumps(pooled[:, self.n_free :])
         if accepted >= MIN_ACCEPTED:
             self._fit_beta_jump(pooled)
-        self.tau = self._window_tau(block)
+        taus = self.series_taus(block)
+        self.tau = float(np.nanmax(taus)) if np.isfinite(taus).any() else math.nan
+        if self.window_length > FIRST_WINDOW:
+            self._balance_shares(taus, sum(w[3] for w in self._window), len(rows))
         if self.adapt_iterations:
             # a window in which the chain never moved is slower than it can measure: more
             # iterations, never fewer (Møller from a poor plug-in can sit for a while)
@@ -562,6 +588,37 @@ class Adaptation:
         self._last_rows, self._last_transitions = rows, transitions
         self.window_length *= 2
         self._window, self._filled = [], 0
+
+    def _balance_shares(self, taus, graph_chosen, rows) -> None:
+        """Set the balanced share of graph moves from a window's integrated times (``taus``,
+        as :meth:`series_taus`) and how many of its ``rows`` iterations chose a graph move.
+
+        Each kind of move mixes its coordinates about in proportion to how often it is chosen:
+        beta's time is ``A / (1 - p)`` and the graph coordinates' ``B / p`` for a share ``p`` of
+        graph moves. The stored draws' ESS is set by the larger, and a larger ``p`` shortens
+        one while lengthening the other whatever the two moves cost, so the ESS per second is
+        best where they are equal, at ``p = B / (A + B)``. ``A`` and ``B`` are read off each
+        settled window at the share it ran with and averaged over the windows, weighted by
+        their iterations (one window's times are noisy). A window in which either kind never
+        moved its coordinates, or only one kind was chosen, leaves the share as it was.
+
+        Continuous graph coordinates (``sigma``) only. ``k``'s time while tuning is read off
+        the excursions the chain happened to make (class20: a second mode at ``k = 3`` visited
+        once or twice a run), and its share at home and away is set by the rules built for
+        that (``HOME_MASS``, ``FUTILE_TIME``): balanced on class20 with symmetrised neighbours,
+        graph moves took 0.63-0.73 of the iterations, the chains chose fewer iterations a draw
+        and the ESS of ``k`` fell from 1,253-1,375 to 502-657 (R-hat 1.011 at seed 2)."""
+        share = graph_chosen / rows
+        if not self.n_free or not self.graph_discrete.size or self.graph_discrete.any():
+            return
+        if not 0 < share < 1:  # one kind only: nothing to compare
+            return
+        free, graph = taus[: self.n_free], taus[self.n_free :]
+        if not (np.isfinite(free).any() and np.isfinite(graph).any()):
+            return
+        self._mixing += rows * np.array([np.nanmax(free) * (1.0 - share), np.nanmax(graph) * share])
+        a, b = self._mixing
+        self.balanced = float(np.clip(b / (a + b), *SHARE_BOUNDS))
 
     def frequent_values(self, rows) -> np.ndarray:
         """Rows ``(value, beta)`` for each value of the graph coordinate, when it is a single
@@ -652,7 +709,7 @@ class Adaptation:
     def theta_range(self, quantiles) -> tuple[float, float]:
         """Quantiles of ``theta`` (``k`` or ``sigma``) over the latest closed window and the
         iterations since (``nan`` before any iteration)."""
-        blocks = [b for b, _, _ in self._window]
+        blocks = [b for b, *_ in self._window]
         if self._last_rows is not None:
             blocks.insert(0, self._last_rows)
         if not blocks:
@@ -717,8 +774,8 @@ class Adaptation:
     def final_block(self):
         """``(rows, transitions)`` that :meth:`finish` reads: the latest closed window and the
         iterations since, or those alone when the window is stale; ``(None, 0)`` before any."""
-        blocks = [b for b, _, _ in self._window]
-        transitions = sum(e for _, _, e in self._window)
+        blocks = [b for b, *_ in self._window]
+        transitions = sum(w[2] for w in self._window)
         if self._last_rows is not None and not self._stale_last_window(blocks):
             blocks.insert(0, self._last_rows)
             transitions += self._last_transitions

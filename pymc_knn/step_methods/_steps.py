@@ -257,6 +257,7 @@ class PottsStep(BlockedStep):
         "iterations": (np.int64, []),
         "scaling": (np.float64, []),
         "graph_step": (np.float64, []),
+        "graph_share": (np.float64, []),
         "aux_sampler": (np.dtype("U16"), []),
         "aux_start": (np.dtype("U8"), []),
         "aux_sweeps": (np.float64, []),
@@ -1190,6 +1191,7 @@ class PottsStep(BlockedStep):
             "iterations": m,
             "scaling": a.scale if self._free.size else 0.0,
             "graph_step": float(proposal.step[0]) if self._graph.size else 0.0,
+            "graph_share": float(proposal.p_graph),
             "bridge_sweeps": bridged,
             "screened": screened,
             "dnn_dropped": dropped,
@@ -1385,7 +1387,9 @@ _NOTES = """
     stationary law (given exact auxiliary draws). sample_stats: ``accept``
     (mean acceptance probability of the draw's iterations), ``accepted`` (their fraction
     accepted), ``iterations``, ``scaling`` (the beta move's step), ``graph_step`` (the radius of
-    the ``k`` move or the sd of the ``sigma`` move), ``tune``, and
+    the ``k`` move or the sd of the ``sigma`` move), ``graph_share`` (the probability of a
+    ``k`` or ``sigma`` move: tuned for equal time, ``sigma``'s halfway to equal mixing),
+    ``tune``, and
     ``aux_sampler``, ``aux_start`` ("observed", "tuned" or "random": where the auxiliary
     chains start; "none" without them), ``aux_sweeps`` (mean per auxiliary draw), ``aux_exact`` (every auxiliary
     draw of the draw's iterations exact), ``aux_energy`` (of the last auxiliary draw).
