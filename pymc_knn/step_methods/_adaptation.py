@@ -551,11 +551,15 @@ class Adaptation:
                 taus[j, i] = integrated_time(series)
         return taus
 
+    @staticmethod
+    def _largest(taus) -> float:
+        """The largest of :meth:`series_taus` (``nan`` if none is finite)."""
+        return float(np.nanmax(taus)) if np.isfinite(taus).any() else math.nan
+
     @classmethod
     def _window_tau(cls, block) -> float:
-        """The largest of :meth:`series_taus`."""
-        taus = cls.series_taus(block)
-        return float(np.nanmax(taus)) if np.isfinite(taus).any() else math.nan
+        """The largest of :meth:`series_taus` of a block."""
+        return cls._largest(cls.series_taus(block))
 
     def _close_window(self) -> None:
         rows = np.concatenate([b for b, *_ in self._window])
@@ -577,7 +581,7 @@ class Adaptation:
         if accepted >= MIN_ACCEPTED:
             self._fit_beta_jump(pooled)
         taus = self.series_taus(block)
-        self.tau = float(np.nanmax(taus)) if np.isfinite(taus).any() else math.nan
+        self.tau = self._largest(taus)
         if self.window_length > FIRST_WINDOW:
             self._balance_shares(taus, sum(w[3] for w in self._window), len(rows))
         if self.adapt_iterations:
