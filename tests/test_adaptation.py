@@ -26,6 +26,7 @@ from pymc_knn.step_methods._adaptation import (
     JUMP_REACH,
     SHARE_BOUNDS,
     TARGET_NOISE,
+    TRUSTED_TIMES,
     UNSEEN_DEPARTURES,
     WIDE_FACTOR,
     Adaptation,
@@ -188,7 +189,7 @@ def test_fixed_iterations_stay_fixed(rng):
 
 
 def test_iterations_follow_the_autocorrelation_and_stop_at_the_bound(rng):
-    x = ar1(0.95, 8 * FIRST_WINDOW, rng)[:, None]  # tau 39
+    x = ar1(0.95, 32 * FIRST_WINDOW, rng)[:, None]  # tau 39; the final 3,400 rows span 87
     a = adaptation(graph=())
     for i in range(0, len(x), 50):
         observe(a, rows(x[i : i + 50], rng), acc=0.3)
@@ -416,15 +417,21 @@ def test_the_end_of_tuning_reads_the_mixing_after_a_stuck_window(rng):
             observe(a, still_k(rng, 50, k=4.0), acc=0.0, move=GRAPH_MOVE)
         assert a.graph_stuck.tolist() == [True]
         observe(a, tail, acc=0.3, move=GRAPH_MOVE)
+        final, _ = a.final_block()
         a.finish()
-        return a.iterations
+        return a.iterations, final
 
     moving = since(5 * FIRST_WINDOW)
     alone = iterations_for(Adaptation._window_tau(moving[:, 2:]))
     assert 1 < alone < 4  # a flip every 10 iterations: tau about 9
-    assert finished(moving) == pytest.approx(alone)
+    its, final = finished(moving)
+    assert its == pytest.approx(alone) and len(final) == len(moving)
     short = since(FIRST_WINDOW // 2)
-    assert finished(short) > 3 * iterations_for(Adaptation._window_tau(short[:, 2:]))
+    its, final = finished(short)
+    assert len(final) == 4 * FIRST_WINDOW + len(short)  # pooled: it reads as one slow step
+    pooled = min(Adaptation._window_tau(final[:, 2:]), len(final) / TRUSTED_TIMES)
+    assert its == pytest.approx(iterations_for(pooled))
+    assert its > 2 * iterations_for(Adaptation._window_tau(short[:, 2:]))
 
 
 def test_final_rows_that_never_left_k_though_departures_were_due_bound_its_time(rng):
@@ -459,6 +466,33 @@ def test_final_rows_that_never_left_k_though_departures_were_due_bound_its_time(
     assert finished(0.9 * UNSEEN_DEPARTURES) == beta_alone
     assert finished(4.0, away=0) == beta_alone
     assert finished(4.0, moved=True) < 1.5
+
+
+def test_a_time_longer_than_the_final_rows_can_tell_counts_as_a_fiftieth_of_them(rng):
+    """ties (equal neighbours, seed 2): one chain's final 6,313 tuning rows held one stay of
+    about 2,800 at the far end of ``k``, which Geyer's estimate reads as a time of 748, eight of
+    them in the rows: it chose 259 iterations a draw where the other chains chose 10-16, and its
+    draws then showed a time per iteration of 276 at most, the others' 36-40. A time counts up to
+    a ``TRUSTED_TIMES``-th of the rows it is read from; a well-measured one is left alone."""
+
+    def finished(block):
+        a = adaptation(graph=())
+        for i in range(0, len(block), 50):
+            observe(a, rows(block[i : i + 50, None], rng), acc=0.3)
+        final, _ = a.final_block()
+        a.finish()
+        return a.iterations, len(final), Adaptation._window_tau(final[:, 2:])
+
+    n = 20 * FIRST_WINDOW  # windows close at 200, 600, 1400 and 3000; 1,000 rows since
+    stay = rng.normal(size=n) * 0.3
+    stay[-2000:-800] += 3.0  # one stay in the final rows, which the earlier windows never saw
+    its, final, raw = finished(stay)
+    assert final == 2600 and raw > final / TRUSTED_TIMES
+    assert its == pytest.approx(iterations_for(final / TRUSTED_TIMES), rel=1e-12)
+    assert its < iterations_for(raw) / 3
+    its, final, raw = finished(ar1(0.8, n, rng))  # tau 9, 289 of them in the final rows
+    assert raw < final / TRUSTED_TIMES
+    assert its == pytest.approx(iterations_for(raw), rel=1e-12)
 
 
 def test_a_window_without_a_move_asks_for_more_iterations(rng):

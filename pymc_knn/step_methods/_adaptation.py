@@ -15,7 +15,8 @@ What is tuned, per chain:
 * the mean number of iterations per stored draw (each draw takes its floor or ceiling at random),
   from the integrated autocorrelation time measured in the latest window (of each coordinate and
   of its tail indicators), so that a stored draw is worth about ``1 / TARGET_TAU`` of an
-  independent one; where the final rows never saw the (discrete) graph coordinates move though
+  independent one; the time read off the final rows counts up to a ``TRUSTED_TIMES``-th of
+  their number, and where they never saw the (discrete) graph coordinates move though
   departures were due (``UNSEEN_DEPARTURES``), their time is bounded from the rate of those;
 * for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
@@ -147,6 +148,14 @@ _unseen_departures_tau`). Seeing none of ``T`` expected has probability about ``
 2 (0.14) a constant series is what a short stay predicts (shells3's chains: 0.4-0.6 expected,
 ``k`` 99% at one value) and bounds there cost a fourfold wall for nothing; class20's chain whose
 last 2,354 rows sat at ``k = 6`` expected 2.86 and mixed ``k`` at an ESS of 66 without one."""
+TRUSTED_TIMES = 50
+"""Integrated times a block of tuning rows must span for its estimate of the time to be taken at
+face value: a block of ``L`` rows sets the iterations from at most ``L / TRUSTED_TIMES`` (emcee's
+``tol``; Sokal 1997). A longer estimate comes from a few long stays, and its size is mostly
+chance: on 400 points on 25 grid sites ("ties", equal neighbours, seed 2) one chain's final 6,313
+rows held one stay of about 2,800 at ``k`` 14-18 (the other chains made several shorter ones) and
+read ``k``'s time as 748, 8 times in the block; it chose 259 iterations a draw where the others
+chose 10-16, and the fit took 81.5 s (27.5 s with the bound, as converged)."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 REGION_MEMORY = 4 * NOISE_PAIRS
@@ -790,17 +799,16 @@ class Adaptation:
         the latest closed window and the iterations since, pooled (one window's tail
         autocorrelation is noisy: a single short window chose 7 iterations on Ripley where
         12-14 were needed), or from the iterations since alone when that window is stale
-        (:meth:`_stale_last_window`). Their ``(beta, theta)`` are kept as ``final_rows``."""
+        (:meth:`_stale_last_window`). The time read off those rows counts up to a
+        ``TRUSTED_TIMES``-th of their number (the bound from unseen departures, which no series
+        shows, is not cut). Their ``(beta, theta)`` are kept as ``final_rows``."""
         rows, transitions = self.final_block()
         if rows is not None:
             self.final_rows = rows[:, :2].copy()
             self.futile_at = self._futile_at(rows, transitions)
             self.home_at = self._home_at(rows)
-            tau = float(
-                np.fmax(
-                    self._window_tau(rows[:, 2:]), self._unseen_departures_tau(rows, transitions)
-                )
-            )
+            measured = np.minimum(self._window_tau(rows[:, 2:]), len(rows) / TRUSTED_TIMES)
+            tau = float(np.fmax(measured, self._unseen_departures_tau(rows, transitions)))
             if self.adapt_iterations and np.isfinite(tau):
                 self.tau = tau
                 self.iterations = min(iterations_for(tau), self.max_iterations)
