@@ -116,7 +116,7 @@ def test_a_prior_bound_that_cuts_the_posterior_is_warned_about(beta_prior, k_pri
 def test_a_bound_of_the_model_is_not_a_prior_bound():
     """Labels unrelated to the covariates put beta's posterior against 0, where the model (beta
     >= 0), not the prior, ends it: nothing to warn about. (Its mean is 0.28 from 2 x 1000 draws,
-    sd 0.22, against 1.44 with Ripley's own labels; these 50 draws are worth about 15.)"""
+    sd 0.22, against 1.44 with Ripley's own labels; these 50 draws have an ESS of about 4.)"""
     y = np.random.default_rng(0).permutation(RIPLEY[1])
     idata, messages = _fit(wide_beta, wide_k, y=y)
     assert float(idata.posterior["beta"].mean()) < 0.6

@@ -86,10 +86,10 @@ def test_string_labels_round_trip(ripley):
     pred = words.predict(X)
     assert set(pred) <= {"no", "yes"}
     # a tie goes to the first of classes_, as in scikit-learn, which the relabelling swaps
-    proba = words.predict_proba(X)
+    proba, int_pred = words.predict_proba(X), ints.predict(X)
     tied = proba[:, 0] == proba[:, 1]
-    np.testing.assert_array_equal(pred[~tied], np.array(["yes", "no"])[ints.predict(X)][~tied])
-    assert (pred[tied] == "no").all() and (ints.predict(X)[tied] == 0).all()
+    np.testing.assert_array_equal(pred[~tied], np.array(["yes", "no"])[int_pred][~tied])
+    assert (pred[tied] == "no").all() and (int_pred[tied] == 0).all()
     summary = words.predict_summary(X[:5])
     assert summary["class"].values.tolist() == ["no", "yes"]
     assert set(summary["bayes_class"].values) <= {"no", "yes"}

@@ -155,7 +155,7 @@ face value: a block of ``L`` rows sets the iterations from at most ``L / TRUSTED
 chance: on 400 points on 25 grid sites ("ties", equal neighbours, seed 2) one chain's final 6,313
 rows held one stay of about 2,800 at ``k`` 14-18 (the other chains made several shorter ones) and
 read ``k``'s time as 748, 8 times in the block; it chose 259 iterations a draw where the others
-chose 10-16, and the fit took 81.5 s (27.5 s with the bound, as converged)."""
+chose 10-16, and the fit took 81.5 s (27.5 s with the bound, converged as before)."""
 NOISE_PAIRS = 20
 """Pairs of estimates behind each update of the bridging."""
 REGION_MEMORY = 4 * NOISE_PAIRS
