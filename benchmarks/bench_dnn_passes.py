@@ -9,7 +9,10 @@ kept on the made and shipped sets), best of three, per entry of the rows as they
   exponentials), no table written;
 * ``energy``: :func:`~pymc_knn.kernels.structure.rows_energy` of the observed labels (what each
   auxiliary draw's ``E(z)`` costs, once or twice an iteration), on the first ``rows`` rows of the
-  table: from a table that fits a core's L2 cache to the whole one.
+  table: from a table that fits a core's L2 cache to the whole one;
+* ``two energies``: :func:`~pymc_knn.kernels.structure.rows_energies` of the labels under the
+  table at ``sigma`` and at ``1.05 sigma`` in one pass (a ``sigma`` move's, per entry of the
+  first table).
 
     PYTHONPATH=benchmarks:. .venv/bin/python benchmarks/bench_dnn_passes.py breast_cancer gaussian 0.738
 """
@@ -45,6 +48,15 @@ def _energies(order, C, ends, z, class_weights, floor, reps):
     total = 0.0
     for _ in range(reps):
         total += S.rows_energy(order, C, ends, z, class_weights, floor, False)
+    return total
+
+
+@njit(cache=True)
+def _pair_energies(order, tables, z, class_weights, reps):
+    total = 0.0
+    for _ in range(reps):
+        e0, e1 = S.rows_energies(order, *tables, z, class_weights, False)
+        total += e0 + e1
     return total
 
 
@@ -99,6 +111,11 @@ def main():
             f"energy, {rows:>5} rows ({megabytes:5.2f} MB of the table read): "
             f"{t * 1e6:8.1f} us  {t * 1e9 / e.sum():5.2f} ns an entry"
         )
+    C1, floor1, ends1 = np.empty_like(C), np.empty_like(floor), np.empty_like(ends)
+    mcmc.coupling_into(f, 1.05 * args.sigma, False, C1, floor1, ends1)
+    tables = (C, ends, floor, C1, ends1, floor1)
+    t = warm_best(lambda: _pair_energies(f.order, tables, z, f.class_weights, R)) / R
+    print(f"two energies {t * 1e6:6.1f} us  {t * 1e9 / entries:5.2f} ns an entry")
 
 
 if __name__ == "__main__":

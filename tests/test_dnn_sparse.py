@@ -18,8 +18,10 @@ from pymc_knn.kernels.structure import (
     CUT_SLACK,
     LOG_NEGLIGIBLE,
     NO_SHELLS,
+    class_members,
     dnn_table_cumulative,
     exp_negligible_into,
+    rows_energies,
     rows_energy,
 )
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
@@ -52,6 +54,43 @@ def test_row_weights_exponential_within_an_ulp_of_libm():
     ref = np.exp(x)
     assert np.all(np.abs(w[:-3] - ref[:-3]) <= np.spacing(ref[:-3]))
     assert np.array_equal(w[-3:], x[-3:]) and w[0] == 1.0 and w[1] == 1.0
+
+
+def test_class_members_group_the_points_by_class_in_order():
+    members, starts = class_members(np.array([2, 0, 2, 2, 0, 3]), 4)
+    assert starts.tolist() == [0, 2, 2, 5, 6]  # class 1 has none
+    assert members.tolist() == [1, 4, 0, 2, 3, 5]
+
+
+def test_rows_energies_add_each_rows_weights_within_its_class():
+    """The energies a class at a time, four running sums a row, against a plain loop: rows of
+    0 to 11 entries (every length mod 4), three classes of which the labels take two, class
+    weights, a floor; the two tables' pass gives each table's energy alone, to the bit."""
+    r = np.random.default_rng(5)
+    n, width = 40, 11
+    order = np.array([r.permutation(np.delete(np.arange(n), i))[:width] for i in range(n)])
+    order = order.astype(np.int32)
+    z = r.choice([0, 2], n)
+    a = np.array([1.0, 1.3, 0.7])
+    tables = []
+    for _ in range(2):
+        w = np.sort(r.random((n, width)), axis=1)[:, ::-1]
+        C = np.cumsum(w, axis=1) / w.sum(axis=1, keepdims=True)
+        ends, floor = r.integers(0, width + 1, n), 0.01 * r.random(n)
+        expected = 0.0
+        for i in range(n):
+            row = floor[i] * (np.sum(z == z[i]) - 1)
+            prev = 0.0
+            for q in range(ends[i]):
+                row += (C[i, q] - prev) * (z[order[i, q]] == z[i])
+                prev = C[i, q]
+            expected += a[z[i]] * row
+        e = rows_energy(order, C, ends, z, a, floor, False)
+        assert e == pytest.approx(expected, rel=1e-13)
+        tables.append(((C, ends, floor), e))
+    ((C0, e0, f0), alone0), ((C1, e1, f1), alone1) = tables
+    assert (e0 < e1).any() and (e1 < e0).any()
+    assert rows_energies(order, C0, e0, f0, C1, e1, f1, z, a, False) == (alone0, alone1)
 
 
 def test_default_drop_tol_keeps_every_pair_on_small_data(ripley):

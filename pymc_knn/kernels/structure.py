@@ -419,7 +419,7 @@ _INV_LN2 = 1.44269504088896338700e00
 _EXPONENT_BITS = 4503599627370496.0 + 1023.0  # 2^52 + the exponent bias
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def exp_negligible_into(w, end):
     """``w[:end] = exp(w[:end])`` for arguments in ``[LOG_NEGLIGIBLE, 0]`` (a row's log weights
     relative to its nearest), within 1 ulp of libm's and about three times as fast: libm's
@@ -430,7 +430,9 @@ def exp_negligible_into(w, end):
     built from its exponent bits: ``k + 2^52 + 1023`` holds ``k + 1023`` in its low bits, which
     a shift by 52 makes the exponent of ``2^k`` (AVX2 has no vector conversion of a float to an
     int64, so ``int64(k)`` would be converted one lane at a time: 3.1-3.2 ns an entry against
-    2.8 so). No loop branches, so all three vectorise.
+    2.8 so). No loop branches, so all three vectorise; the polynomial's multiply-adds fuse
+    (``fastmath`` ``contract`` only, no reassociation: 1.5 -> 1.1 ns an entry, still within
+    1 ulp).
     """
     scale = np.empty(end)
     for i in range(end):
@@ -651,14 +653,22 @@ def dnn_table_cumulative(
     """
     n, L = sorted_sq.shape
     floor_mode = kernel == BALL and (L < n_others or carry_floor)
-    counts = np.bincount(y, minlength=class_weights.size) if floor_mode else np.zeros(0, np.int64)
-    rows = (sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor)
-    cut = (shells, shell_step, drop_tol, ends, floor_mode, counts)
+    members, starts = class_members(y, class_weights.size)
+    h = np.empty(n)
+    rows = (sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor)
+    cut = (shells, shell_step, drop_tol, ends, floor_mode)
     energies, bounds = np.empty(n), np.zeros(n)
-    if parallel and n * L >= PARALLEL_PAIRS:
-        _cumulative_blocks(rows, cut, energies, bounds)
-    else:
-        _cumulative_rows(0, n, rows, cut, energies, bounds)
+    for g in range(class_weights.size):  # a class at a time, as the energies (_rows_energies)
+        rows_g = members[starts[g] : starts[g + 1]]
+        if rows_g.size == 0:
+            continue
+        class_indicator_into(y, g, h)
+        if parallel and n * L >= PARALLEL_PAIRS:
+            _cumulative_blocks(rows, cut, rows_g, energies, bounds)
+        else:
+            _cumulative_rows(0, rows_g.size, rows, cut, rows_g, energies, bounds)
+        for i in rows_g:
+            energies[i] *= class_weights[g]
     energy = 0.0
     for i in range(n):  # in row order, whether the rows ran on the thread pool or not
         bound[0] = max(bound[0], bounds[i])
@@ -667,29 +677,34 @@ def dnn_table_cumulative(
 
 
 @njit(cache=True, parallel=True)
-def _cumulative_blocks(rows, cut, energies, bounds):
-    """:func:`_cumulative_row` of every row on the thread pool, in ``ROW_BLOCKS`` blocks."""
-    n = rows[0].shape[0]
+def _cumulative_blocks(rows, cut, members, energies, bounds):
+    """:func:`_cumulative_row` of one class's rows on the thread pool, in ``ROW_BLOCKS``
+    blocks."""
+    n = members.size
     blocks = min(n, ROW_BLOCKS)
     for b in prange(blocks):
-        _cumulative_rows(b * n // blocks, (b + 1) * n // blocks, rows, cut, energies, bounds)
+        start, stop = b * n // blocks, (b + 1) * n // blocks
+        _cumulative_rows(start, stop, rows, cut, members, energies, bounds)
 
 
 @njit(cache=True)
-def _cumulative_rows(start, stop, rows, cut, energies, bounds):
-    """:func:`_cumulative_row` of rows ``start <= i < stop`` into ``energies[i], bounds[i]``."""
-    w, same = np.empty(rows[0].shape[1]), np.zeros(rows[7].size)
-    for i in range(start, stop):
-        energies[i], bounds[i] = _cumulative_row(i, w, same, rows, cut)
+def _cumulative_rows(start, stop, rows, cut, members, energies, bounds):
+    """:func:`_cumulative_row` of one class's rows ``members[start:stop]`` into
+    ``energies[i], bounds[i]``."""
+    w = np.empty(rows[0].shape[1])
+    count = members.size - 1  # the others of a row's class
+    for i in members[start:stop]:
+        energies[i], bounds[i] = _cumulative_row(i, w, count, rows, cut)
 
 
 @njit(cache=True, inline="always")
-def _cumulative_row(i, w, same, rows, cut):
+def _cumulative_row(i, w, count, rows, cut):
     """Row ``i`` of :func:`dnn_table_cumulative` (``w``: a buffer of the table's width;
-    ``same``: zeros, one per class, as :func:`_rows_energies`'):
-    ``(its share of E(y), its bound on the weight share left out)``."""
-    sorted_sq, order, sigma, kernel, epsilon, C, y, class_weights, n_others, floor = rows
-    shells, shell_step, drop_tol, ends, floor_mode, counts = cut
+    ``count``: the others of its class; ``h``: its class's indicator, as in
+    :func:`_rows_energies`): ``(its share of E(y) before the class weight, its bound on the
+    weight share left out)``."""
+    sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor = rows
+    shells, shell_step, drop_tol, ends, floor_mode = cut
     L = sorted_sq.shape[1]
     end, total, dropped, phi = row_weights(
         sorted_sq[i],
@@ -709,21 +724,18 @@ def _cumulative_row(i, w, same, rows, cut):
     inv = 1.0 / total
     c_row = C[i]
     o_row = order[i]
-    g = y[i]
-    same[g] = 1.0
     acc = 0.0
     e = 0.0
     for r in range(end):
         wr = w[r] * inv
         acc += wr
         c_row[r] = acc
-        e += wr * same[y[o_row[r]]]
-    same[g] = 0.0
+        e += wr * h[np.uint64(o_row[r])]
     ends[i] = end
     floor[i] = phi * inv
     if floor_mode:
-        e += floor[i] * (counts[g] - 1)
-    return e * class_weights[g], share
+        e += floor[i] * count
+    return e, share
 
 
 CUT_SLACK = 1e-3
@@ -762,13 +774,30 @@ def row_weights(
         end, kept, rest = _cut_weights(sq, sigma, kernel, w, dropped, drop_tol)
         return end, kept, rest, 0.0
     end, phi, tail = _row_weights(sq, sigma, kernel, epsilon, w, floor_mode)
-    kept = 0.0
-    for r in range(end):
-        kept += w[r]
+    kept = _sum4(w, end)
     dropped = 0.0
     if n_dropped > 0:
         dropped = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_dropped)
     return end, kept, dropped, phi
+
+
+@njit(cache=True, inline="always")
+def _sum4(w, end):
+    """``w[0] + ... + w[end - 1]``, in four running sums (by ``r % 4``) whose additions
+    overlap: one running sum waits on each addition (on a 1,000-point d-nn coupling 0.55 ns an
+    entry less)."""
+    s0 = s1 = s2 = s3 = 0.0
+    r = 0
+    while r + 4 <= end:
+        s0 += w[r]
+        s1 += w[r + 1]
+        s2 += w[r + 2]
+        s3 += w[r + 3]
+        r += 4
+    while r < end:
+        s0 += w[r]
+        r += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 @njit(cache=True)
@@ -837,15 +866,26 @@ def rows_energies(order, C0, ends0, floor0, C1, ends1, floor1, z, class_weights,
 
 @njit(cache=True)
 def _tables_energies(order, table0, table1, m, z, class_weights, parallel):
-    """The energies of the first ``m`` (1 or 2) of two tables ``(C, ends, floor)``."""
+    """The energies of the first ``m`` (1 or 2) of two tables ``(C, ends, floor)``: the rows a
+    class at a time (:func:`class_members`), each through the indicator of its class."""
     n = order.shape[0]
+    members, starts = class_members(z[:n], class_weights.size)
     counts = np.bincount(z, minlength=class_weights.size)
-    rows = (order, *table0, *table1, z, class_weights, counts)  # flat: parfors take no nesting
+    h = np.empty(z.size)
     energies = np.empty((n, m))
-    if parallel and table0[0].size >= PARALLEL_PAIRS:
-        _energy_blocks(rows, energies)
-    else:
-        _rows_energies(rows, 0, n, energies)
+    for g in range(class_weights.size):
+        rows_g = members[starts[g] : starts[g + 1]]
+        if rows_g.size == 0:
+            continue
+        class_indicator_into(z, g, h)
+        rows = (order, *table0, *table1, h, rows_g, counts[g] - 1)  # flat: parfors take no nesting
+        if parallel and table0[0].size >= PARALLEL_PAIRS:
+            _energy_blocks(rows, energies)
+        else:
+            _rows_energies(rows, 0, rows_g.size, energies)
+        for i in rows_g:
+            for t in range(m):
+                energies[i, t] *= class_weights[g]
     total = np.zeros(m)
     for i in range(n):  # in row order, whether the rows ran on the thread pool or not
         for t in range(m):
@@ -853,10 +893,34 @@ def _tables_energies(order, table0, table1, m, z, class_weights, parallel):
     return total
 
 
+@njit(cache=True)
+def class_members(z, n_classes):
+    """The points by class: ``(members, starts)``, class ``g``'s in increasing order in
+    ``members[starts[g]:starts[g + 1]]``."""
+    starts = np.zeros(n_classes + 1, dtype=np.int64)
+    for i in range(z.size):
+        starts[z[i] + 1] += 1
+    for g in range(n_classes):
+        starts[g + 1] += starts[g]
+    fill = starts[:-1].copy()
+    members = np.empty(z.size, dtype=np.int64)
+    for i in range(z.size):
+        members[fill[z[i]]] = i
+        fill[z[i]] += 1
+    return members, starts
+
+
+@njit(cache=True)
+def class_indicator_into(z, g, h):
+    """``h[j] = 1.0`` where ``z[j] == g``, else 0."""
+    for j in range(z.size):
+        h[j] = 1.0 if z[j] == g else 0.0
+
+
 @njit(cache=True, parallel=True)
 def _energy_blocks(rows, energies):
-    """:func:`_rows_energies` of every row on the thread pool, in ``ROW_BLOCKS`` blocks."""
-    n = energies.shape[0]
+    """:func:`_rows_energies` of one class's rows on the thread pool, in ``ROW_BLOCKS`` blocks."""
+    n = rows[-2].size
     blocks = min(n, ROW_BLOCKS)
     for b in prange(blocks):
         _rows_energies(rows, b * n // blocks, (b + 1) * n // blocks, energies)
@@ -864,43 +928,65 @@ def _energy_blocks(rows, energies):
 
 @njit(cache=True)
 def _rows_energies(rows, start, stop, out):
-    """The shares of rows ``start <= i < stop`` in :func:`_tables_energies` into ``out[i]``
-    (its ``m`` columns)."""
-    order, C0, ends0, floor0, C1, ends1, floor1, z, class_weights, counts = rows
-    # each weight is multiplied by 1 or 0 (same[class]), not added under a branch: whether a
-    # neighbour shares the class is unpredictable, and mispredictions cost 3-6x the pass
-    same = np.zeros(class_weights.size)
-    for i in range(start, stop):
-        g = z[i]
-        same[g] = 1.0
+    """The shares of one class's rows ``members[start:stop]`` in :func:`_tables_energies`
+    into ``out[i]`` (its ``m`` columns), before the class's weight (``count``: the class's
+    other points, whose floor weight a row carries).
+
+    Each weight is multiplied by the class indicator ``h`` of its point, 1 or 0, not added
+    under a branch (whether a neighbour shares the class is unpredictable: mispredictions cost
+    3-6 times the pass), and a row's sum runs in four parts (:func:`_weights_where`). Through
+    the indicator, not through ``same[z[j]]``, and in four parts, the pass costs half
+    (benchmarks/README.md, "d-nn passes a class at a time")."""
+    order, C0, ends0, floor0, C1, ends1, floor1, h, members, count = rows
+    for i in members[start:stop]:
         o_row, c0, c1 = order[i], C0[i], C1[i]
-        s0 = floor0[i] * (counts[g] - 1)
         if out.shape[1] == 1:
-            out[i, 0] = _same_sum(s0, 0.0, c0, o_row, z, same, 0, ends0[i]) * class_weights[g]
-            same[g] = 0.0
+            s = (floor0[i] * count, 0.0, 0.0, 0.0, 0.0)
+            out[i, 0] = _weights_where(c0, o_row, h, 0, ends0[i], s)
             continue
-        s1 = floor1[i] * (counts[g] - 1)
-        p0 = p1 = 0.0
-        both = min(ends0[i], ends1[i])
-        for r in range(both):  # both tables in one pass: one read of the row's order and labels
-            h = same[z[o_row[r]]]
-            s0 += (c0[r] - p0) * h
-            p0 = c0[r]
-            s1 += (c1[r] - p1) * h
-            p1 = c1[r]
-        out[i, 0] = _same_sum(s0, p0, c0, o_row, z, same, both, ends0[i]) * class_weights[g]
-        out[i, 1] = _same_sum(s1, p1, c1, o_row, z, same, both, ends1[i]) * class_weights[g]
-        same[g] = 0.0
+        # both tables in one pass up to where the shorter row ends (one read of the row's
+        # order and indicators), in the same four parts as alone: each sum to the bit as alone
+        both = min(ends0[i], ends1[i]) // 4 * 4
+        a = (floor0[i] * count, 0.0, 0.0, 0.0, 0.0)
+        b = (floor1[i] * count, 0.0, 0.0, 0.0, 0.0)
+        for r in range(0, both, 4):
+            a = _block_where(c0, o_row, h, r, a)
+            b = _block_where(c1, o_row, h, r, b)
+        out[i, 0] = _weights_where(c0, o_row, h, both, ends0[i], a)
+        out[i, 1] = _weights_where(c1, o_row, h, both, ends1[i], b)
 
 
 @njit(cache=True, inline="always")
-def _same_sum(s, prev, c_row, o_row, z, same, start, stop):
-    """``s`` plus the weights ``c_row[r] - c_row[r - 1]`` (``prev`` before ``start``) of
-    ``start <= r < stop`` whose point's class has ``same`` 1."""
-    for r in range(start, stop):
-        s += (c_row[r] - prev) * same[z[o_row[r]]]
-        prev = c_row[r]
-    return s
+def _block_where(c, o, h, r, s):
+    """The four sums ``s[:4]`` plus the weights ``c[r + j] - c[r + j - 1]`` of the points
+    ``o[r + j]`` whose indicator ``h`` is 1, ``j = 0..3`` one into each; ``s[4]`` is
+    ``c[r - 1]`` (0 at ``r = 0``) and becomes ``c[r + 3]``."""
+    return (
+        s[0] + (c[r] - s[4]) * h[np.uint64(o[r])],
+        s[1] + (c[r + 1] - c[r]) * h[np.uint64(o[r + 1])],
+        s[2] + (c[r + 2] - c[r + 1]) * h[np.uint64(o[r + 2])],
+        s[3] + (c[r + 3] - c[r + 2]) * h[np.uint64(o[r + 3])],
+        c[r + 3],
+    )
+
+
+@njit(cache=True, inline="always")
+def _weights_where(c, o, h, start, stop, s):
+    """The sum of the four sums ``s[:4]`` and of the weights ``c[r] - c[r - 1]`` of
+    ``start <= r < stop`` (``start`` a multiple of 4, ``s[4] = c[start - 1]``, 0 at 0) whose
+    point ``o[r]`` has indicator ``h`` 1: four at a time, one into each sum (their additions
+    overlap where one running sum waits on each), the rest into the first. (Unsigned indices:
+    no wraparound check.)"""
+    r = start
+    while r + 4 <= stop:
+        s = _block_where(c, o, h, r, s)
+        r += 4
+    first, p = s[0], s[4]
+    while r < stop:
+        first += (c[r] - p) * h[np.uint64(o[r])]
+        p = c[r]
+        r += 1
+    return (first + s[1]) + (s[2] + s[3])
 
 
 @njit(cache=True)
