@@ -93,6 +93,29 @@ def test_rows_energies_add_each_rows_weights_within_its_class():
     assert rows_energies(order, C0, e0, f0, C1, e1, f1, z, a, False) == (alone0, alone1)
 
 
+@pytest.mark.parametrize("table", ["kept", "full"])
+def test_the_couplings_energy_of_the_labels_by_class_with_the_floor(table, monkeypatch):
+    """The coupling's ``E(y)``, its rows a class at a time with the ball's floor carried
+    (a kept table, and a full one ending at the balls' edges), is the labels' energy under the
+    dense coupling: three classes of unequal sizes, unequal class weights."""
+    narrow(monkeypatch, 3)
+    X, _ = small_problem(4, n=9)
+    graph = pk.DistanceGraph(X, kernel="ball", epsilon=0.2, drop_tol=0.5 if table == "kept" else 0)
+    sigma = 0.9 * pk.DistanceGraph(X, kernel="ball", epsilon=0.2, drop_tol=0.5).sigma_cover()
+    dense = pk.DistanceGraph(X, kernel="ball", epsilon=0.2).coupling(sigma)
+    y = np.array([2, 0, 0, 1, 2, 0, 0, 2, 0])
+    a = np.array([1.0, 1.6, 0.7])
+    order, sq = graph.sorted_rows()
+    C, floor, bound = np.empty(sq.shape), np.empty(9), np.zeros(1)
+    ends = np.empty(9, dtype=np.int64)
+    kernel = graphs.DNN_KERNELS["ball"]
+    args = (NO_SHELLS, 0.0, 0.0, ends, False, table == "full")
+    ey = dnn_table_cumulative(sq, order, sigma, kernel, 0.2, C, y, a, 8, floor, bound, *args)
+    assert floor.min() > 0 and ends.max() < 8  # the floor is carried, not written out
+    assert ey == pytest.approx(energy(*dense[1:4], y, a), rel=1e-12)
+    assert ey == pytest.approx(rows_energy(order, C, ends, y, a, floor, False), rel=1e-14)
+
+
 def test_default_drop_tol_keeps_every_pair_on_small_data(ripley):
     X, _ = ripley
     g = pk.DistanceGraph(X)

@@ -430,9 +430,9 @@ def exp_negligible_into(w, end):
     built from its exponent bits: ``k + 2^52 + 1023`` holds ``k + 1023`` in its low bits, which
     a shift by 52 makes the exponent of ``2^k`` (AVX2 has no vector conversion of a float to an
     int64, so ``int64(k)`` would be converted one lane at a time: 3.1-3.2 ns an entry against
-    2.8 so). No loop branches, so all three vectorise; the polynomial's multiply-adds fuse
-    (``fastmath`` ``contract`` only, no reassociation: 1.5 -> 1.1 ns an entry, still within
-    1 ulp).
+    2.8 so). No loop branches, so all three vectorise; the multiply-adds (the range
+    reduction's and the polynomial's) fuse where the CPU has FMA (``fastmath`` ``contract``
+    only, no reassociation: 1.5 -> 1.1 ns an entry, still within 1 ulp).
     """
     scale = np.empty(end)
     for i in range(end):
@@ -653,8 +653,9 @@ def dnn_table_cumulative(
     """
     n, L = sorted_sq.shape
     floor_mode = kernel == BALL and (L < n_others or carry_floor)
-    members, starts = class_members(y, class_weights.size)
-    h = np.empty(n)
+    members, starts = class_members(y[:n], class_weights.size)
+    counts = np.bincount(y, minlength=class_weights.size)
+    h = np.empty(y.size)
     rows = (sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor)
     cut = (shells, shell_step, drop_tol, ends, floor_mode)
     energies, bounds = np.empty(n), np.zeros(n)
@@ -663,10 +664,11 @@ def dnn_table_cumulative(
         if rows_g.size == 0:
             continue
         class_indicator_into(y, g, h)
+        out = (rows_g, counts[g] - 1, energies, bounds)
         if parallel and n * L >= PARALLEL_PAIRS:
-            _cumulative_blocks(rows, cut, rows_g, energies, bounds)
+            _cumulative_blocks(rows, cut, out)
         else:
-            _cumulative_rows(0, rows_g.size, rows, cut, rows_g, energies, bounds)
+            _cumulative_rows(0, rows_g.size, rows, cut, out)
         for i in rows_g:
             energies[i] *= class_weights[g]
     energy = 0.0
@@ -677,22 +679,22 @@ def dnn_table_cumulative(
 
 
 @njit(cache=True, parallel=True)
-def _cumulative_blocks(rows, cut, members, energies, bounds):
+def _cumulative_blocks(rows, cut, out):
     """:func:`_cumulative_row` of one class's rows on the thread pool, in ``ROW_BLOCKS``
     blocks."""
-    n = members.size
+    n = out[0].size
     blocks = min(n, ROW_BLOCKS)
     for b in prange(blocks):
-        start, stop = b * n // blocks, (b + 1) * n // blocks
-        _cumulative_rows(start, stop, rows, cut, members, energies, bounds)
+        _cumulative_rows(b * n // blocks, (b + 1) * n // blocks, rows, cut, out)
 
 
 @njit(cache=True)
-def _cumulative_rows(start, stop, rows, cut, members, energies, bounds):
+def _cumulative_rows(start, stop, rows, cut, out):
     """:func:`_cumulative_row` of one class's rows ``members[start:stop]`` into
-    ``energies[i], bounds[i]``."""
+    ``energies[i], bounds[i]`` (``out = (members, count, energies, bounds)``, ``count`` the
+    class's other points)."""
+    members, count, energies, bounds = out
     w = np.empty(rows[0].shape[1])
-    count = members.size - 1  # the others of a row's class
     for i in members[start:stop]:
         energies[i], bounds[i] = _cumulative_row(i, w, count, rows, cut)
 
@@ -700,8 +702,8 @@ def _cumulative_rows(start, stop, rows, cut, members, energies, bounds):
 @njit(cache=True, inline="always")
 def _cumulative_row(i, w, count, rows, cut):
     """Row ``i`` of :func:`dnn_table_cumulative` (``w``: a buffer of the table's width;
-    ``count``: the others of its class; ``h``: its class's indicator, as in
-    :func:`_rows_energies`): ``(its share of E(y) before the class weight, its bound on the
+    ``count``: the other points of its class; ``rows`` holds ``h``, the class's indicator, as
+    in :func:`_rows_energies`): ``(its share of E(y) before the class weight, its bound on the
     weight share left out)``."""
     sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor = rows
     shells, shell_step, drop_tol, ends, floor_mode = cut
@@ -880,7 +882,7 @@ def _tables_energies(order, table0, table1, m, z, class_weights, parallel):
         class_indicator_into(z, g, h)
         rows = (order, *table0, *table1, h, rows_g, counts[g] - 1)  # flat: parfors take no nesting
         if parallel and table0[0].size >= PARALLEL_PAIRS:
-            _energy_blocks(rows, energies)
+            _energy_blocks(rows, rows_g.size, energies)
         else:
             _rows_energies(rows, 0, rows_g.size, energies)
         for i in rows_g:
@@ -918,9 +920,9 @@ def class_indicator_into(z, g, h):
 
 
 @njit(cache=True, parallel=True)
-def _energy_blocks(rows, energies):
-    """:func:`_rows_energies` of one class's rows on the thread pool, in ``ROW_BLOCKS`` blocks."""
-    n = rows[-2].size
+def _energy_blocks(rows, n, energies):
+    """:func:`_rows_energies` of one class's ``n`` rows on the thread pool, in ``ROW_BLOCKS``
+    blocks."""
     blocks = min(n, ROW_BLOCKS)
     for b in prange(blocks):
         _rows_energies(rows, b * n // blocks, (b + 1) * n // blocks, energies)
