@@ -24,6 +24,7 @@ from pymc_knn.step_methods._adaptation import (
     Adaptation,
     agrees,
     relaxed,
+    spreads,
 )
 
 
@@ -257,18 +258,70 @@ def test_pm_sample_with_a_tuned_start(blobs, monkeypatch):
     assert settled and all(settled)
 
 
+def _count_starts(monkeypatch):
+    """Record each start a window draws (:meth:`PottsStep._draw_start`)."""
+    starts = []
+    real = _steps.PottsStep._draw_start
+
+    def recording(self, chain, beta, theta, s):
+        starts.append(real(self, chain, beta, theta, s))
+        return starts[-1]
+
+    monkeypatch.setattr(_steps.PottsStep, "_draw_start", recording)
+    return starts
+
+
 def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs, monkeypatch):
-    """When chains from the tuned start settle elsewhere than chains from the observed labels
-    (a start in one phase at the transition), the draws start from the labels, with the sweeps
-    the labels need."""
+    """When chains from every tuned start (TUNED_START_DRAWS of them) settle elsewhere than
+    chains from the observed labels (a start in one phase at the transition), the draws start
+    from the labels, with the sweeps the labels need."""
     X, y = blobs
     monkeypatch.setattr(_steps, "agrees", lambda *args: False)
+    starts = _count_starts(monkeypatch)
     with _model(X, y):
         step = pk.Exchange(rng=0)
     chain = step.chain
+    chain.adaptation.window_length = 4 * FIRST_WINDOW  # tuned starts from the second window
     step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+    assert chain.observed_sweeps >= 2 * AUX_SWEEPS  # so the tuned start is tried
+    assert len(starts) == _steps.TUNED_START_DRAWS == 2
+    assert not np.array_equal(starts[0], starts[1])
     assert chain.aux.start == mcmc.START_OBSERVED and chain.aux.start_labels.size == 0
     assert chain.aux.sweeps == chain.observed_sweeps > AUX_SWEEPS
+
+
+def test_a_second_start_is_drawn_when_the_first_is_refused(blobs, monkeypatch):
+    """A start whose chains fail their check is one draw's bad luck (digits with equal
+    neighbours: one start in eight, its chain then kept the labels' 231 sweeps where the others
+    took 10-40): the window draws another and takes it if its chains pass; a start that passes
+    is taken at once."""
+    X, y = blobs
+    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
+    real = _steps.PottsStep._tuned_start
+    verdicts = []
+
+    def first_refused(self, observed, start, *args):
+        verdicts.append(observed if not verdicts else real(self, observed, start, *args))
+        return verdicts[-1]
+
+    monkeypatch.setattr(_steps.PottsStep, "_tuned_start", first_refused)
+    starts = _count_starts(monkeypatch)
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    chain = step.chain
+    chain.adaptation.window_length = 4 * FIRST_WINDOW
+    step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+    assert len(starts) == 2 and not np.array_equal(starts[0], starts[1])
+    assert verdicts[1].start == mcmc.START_LABELS
+    assert chain.aux.start == mcmc.START_LABELS
+    np.testing.assert_array_equal(chain.aux.start_labels, starts[1])
+    monkeypatch.setattr(_steps.PottsStep, "_tuned_start", real)
+    starts.clear()
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    step.chain.adaptation.window_length = 4 * FIRST_WINDOW
+    step._relax(step.chain, 1.6, 3.0, low=1.4, mean=1.5)
+    assert len(starts) == 1 and step.chain.aux.start == mcmc.START_LABELS
 
 
 def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_window(
@@ -637,6 +690,47 @@ def test_a_low_end_check_that_passes_keeps_the_draws(blobs):
         steps.append(step)
     assert steps[0].chain.aux.sweeps == steps[1].chain.aux.sweeps == AUX_SWEEPS
     assert steps[0].rng.bit_generator.state == steps[1].rng.bit_generator.state
+
+
+def test_spreads_compares_the_draws_variance_with_the_stationary_one(rng):
+    late_ref = rng.normal(100.0, 1.0, 64)
+    sq = late_ref.mean() ** 2 + np.full(64, 25.0)  # stationary variance 25
+    assert spreads(25.0, late_ref, sq) and spreads(0.85 * 25.0, late_ref, sq)
+    assert not spreads(0.7 * 25.0, late_ref, sq)
+
+
+def test_spread_at_reads_the_chains_variance_within_a_factor_sqrt2_of_the_sweeps():
+    """Across-chain variance at the readings in [s / sqrt(2), s sqrt(2)), averaged; the
+    readings before and after that range, and the sweeps not read, are left out."""
+    s, chains = 40, 8
+    energies = np.full((chains, 2 * s + 1), np.nan)
+    sign = np.where(np.arange(chains) % 2, 1.0, -1.0)
+    for t in range(s // 2, 2 * s + 1):
+        if mcmc.is_checkpoint(t):
+            sd = 1.0 if t * t * 2 < s * s else 3.0 if t * t >= 2 * s * s else 2.0
+            energies[:, t] = 50.0 + sd * sign
+    spread = mcmc.spread_at(energies, s)
+    assert spread == pytest.approx(4.0 * chains / (chains - 1))
+
+
+def test_a_tuned_start_whose_draws_vary_too_little_is_refused(blobs):
+    """All chains from one start share its slow components until its sweeps outlast them, so a
+    tuned start must also give draws whose energy varies as the stationary law's does: against a
+    reference of the same mean but four times the variance (its wider tolerance lets the means
+    agree) the start is refused, against the labels' own chains it is taken."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    observed = step.chain.aux._replace(start=step._start_code)
+    s, ok, late, sq = step._check(observed, 1.6, 3.0, 4 * AUX_SWEEPS)
+    assert ok
+    observed = observed._replace(sweeps=s)
+    start = step._draw_start(step.chain, 1.5, 3.0, s)
+    taken = step._tuned_start(observed, start, (1.6,), 3.0, ((late, sq), None))
+    assert taken.start == mcmc.START_LABELS
+    wider = (late, sq + 3.0 * (sq.mean() - late.mean() ** 2))
+    assert agrees(late, *wider)
+    assert step._tuned_start(observed, start, (1.6,), 3.0, (wider, None)) is observed
 
 
 def test_a_tuned_start_must_settle_with_the_labels_at_the_low_end_too(blobs):

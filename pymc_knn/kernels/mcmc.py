@@ -615,6 +615,17 @@ def relaxation_windows(energies, sweeps):
     return early.mean(axis=1), late.mean(axis=1), (late**2).mean(axis=1)
 
 
+def spread_at(energies, sweeps):
+    """The variance of the energy across the chains of :func:`relaxation_sweeps` about
+    ``sweeps`` sweeps from their common start: at the readings within a factor ``sqrt(2)`` of
+    ``sweeps``, averaged over them (the spread grows with the sweeps, so the readings before
+    and after ``sweeps`` about even out)."""
+    t = np.arange(energies.shape[1])
+    near = (t * t * 2 >= sweeps * sweeps) & (t * t < 2 * sweeps * sweeps)
+    points = np.array([is_checkpoint(i) for i in t]) & near & np.isfinite(energies[0])
+    return float(energies[:, points].var(axis=0, ddof=1).mean())
+
+
 def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
     """How far ``replicates`` auxiliary chains (from the sampler's start labels, at ``beta,
     theta``) are from equilibrium after ``sweeps // 2`` sweeps.

@@ -190,6 +190,14 @@ RELAX_TOL = 0.1
 auxiliary energy, so a bias ``b`` of the draws' energy moves beta's posterior by about
 ``b / sd(E)`` of its sds."""
 
+SPREAD_TOL = 0.2
+"""Largest share of the energy's stationary variance that draws from a tuned start may lack.
+All chains from one start share its slow components until its sweeps outlast their time, and
+an exchange ratio whose auxiliary energy varies less than the stationary law's narrows the
+posterior: in a Gaussian model of beta's exchange moves, draws with 0.76 (0.59) of the variance
+gave a posterior sd 4-5% (7-9%) short (benchmarks/spread_model.py). On digits, whose energy's
+integrated time is 60 sweeps, starts passed the mean's checks at 10 sweeps with 0.59 of the
+variance (benchmarks/README.md, "A second tuned start, and the spread of its draws")."""
 FREQUENT_SHARE = 0.1
 """Share of a window's rows at which a value of ``k`` is frequent: the sweeps are checked there
 too, not only at the chain's current ``k`` (:meth:`Adaptation.frequent_values`)."""
@@ -234,6 +242,15 @@ def agrees(late, late_ref, late_sq_ref) -> bool:
         float(late.var(ddof=1)) / late.size + float(late_ref.var(ddof=1)) / late_ref.size
     )
     return abs(float(late.mean() - late_ref.mean())) <= max(RELAX_TOL * sd, 2.0 * se)
+
+
+def spreads(spread, late_ref, late_sq_ref) -> bool:
+    """Whether auxiliary draws from a tuned start vary as stationary draws do: the energy's
+    variance across chains from the start about the draws' sweeps
+    (:func:`pymc_knn.kernels.mcmc.spread_at`) at least ``1 - SPREAD_TOL`` of the variance of the
+    reference's late windows (chains from the observed labels)."""
+    stationary = float(late_sq_ref.mean() - late_ref.mean() ** 2)
+    return spread >= (1.0 - SPREAD_TOL) * stationary
 
 
 def iterations_for(tau: float, target: float = TARGET_TAU) -> float:

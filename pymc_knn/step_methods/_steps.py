@@ -48,6 +48,7 @@ from ._adaptation import (
     agrees,
     draw_iterations,
     relaxed,
+    spreads,
 )
 from ._labels import impute_nearest
 from ._tractable import TractableLogp
@@ -103,6 +104,12 @@ scikit-learn's digits and generated sets of 500-1,000 points (digits with equal 
 s against 125-145 from the labels; of 36 fits one did not converge, a set whose chains from the
 labels came near failing too); the shipped sets (150-250 points) keep the labels' draws. On
 d-nn terms the labels at every size (at 10^4 points the tuned start was refused)."""
+TUNED_START_DRAWS = 2
+"""Starts a window draws for ``start="tuned"`` before it keeps the observed labels: a draw is a
+single state, and chains from one whose energy lies far in its law's tail (1.6 sds) take as long
+as the labels' to settle. On digits with equal neighbours one start in eight failed its check up
+to the labels' sweeps, and its chain kept the labels' 231 sweeps where the others took 10-40
+(benchmarks/README.md, "A second tuned start, and the spread of its draws")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -852,7 +859,9 @@ class PottsStep(BlockedStep):
         """The fewest sweeps from ``s`` (growing by ``RELAX_GROWTH``, at most ``limit``) after
         which ``chains`` auxiliary chains from ``aux``'s start have relaxed at ``(beta,
         theta)`` (:func:`relaxed`) and, given a ``reference`` (the late windows of chains from
-        the observed labels), settled where those did (:func:`agrees`); a check that fails
+        the observed labels), settled where those did (:func:`agrees`) and spread as far
+        (:func:`spreads`: draws from one start vary too little until its sweeps outlast the
+        field's slow components); a check that fails
         extends the same chains to the next sweeps (cost: the last check's). With ``confirm``,
         a failure at ``s`` itself is checked again on fresh chains, and only a second failure
         counts. ``rng`` is the step's by default. Returns ``(s, passed, late, late_sq)``."""
@@ -867,7 +876,10 @@ class PottsStep(BlockedStep):
             )
             done = 2 * s
             early, late, late_sq = mcmc.relaxation_windows(energies, s)
-            ok = relaxed(early, late, late_sq) and (reference is None or agrees(late, *reference))
+            settled = reference is None or (
+                agrees(late, *reference) and spreads(mcmc.spread_at(energies, s), *reference)
+            )
+            ok = relaxed(early, late, late_sq) and settled
             if ok:
                 return s, ok, late, late_sq
             if confirm:
@@ -885,8 +897,9 @@ class PottsStep(BlockedStep):
         ``FIRST_RELAX_CHAINS`` and at ``beta`` only; at most ``MAX_AUX_SWEEPS``) and, given the
         window's ``mean`` (``start="tuned"``), a start drawn there once those sweeps are known
         (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if chains from it
-        settle where the chains from the observed labels do, at ``beta`` and at ``low``
-        (:meth:`_tuned_start`).
+        settle where the chains from the observed labels do and vary as much, at ``beta`` and
+        at ``low`` (:meth:`_tuned_start`); a start that fails is followed by a second
+        (``TUNED_START_DRAWS``) before the observed labels are kept.
 
         Chains from the labels may relax slowest below the mean: on eight classes with equal
         neighbours (``k = 6``) they are 0.2 stationary sd from their mean after 192 sweeps at
@@ -933,9 +946,13 @@ class PottsStep(BlockedStep):
             ok = ok and ok_low
             aux = observed._replace(sweeps=s)
             if mean is not None and ok and s >= 2 * AUX_SWEEPS:
-                start = self._draw_start(chain, mean, theta, s)
                 betas = (beta,) if low is None else (beta, low)
-                aux = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
+                for _ in range(TUNED_START_DRAWS):
+                    start = self._draw_start(chain, mean, theta, s)
+                    tuned = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
+                    if tuned.start == mcmc.START_LABELS:
+                        aux = tuned
+                        break
             chain.observed_sweeps = s
             chain.main_aux = aux
             chain.relaxed_at = (beta, theta, s) if ok else ()
@@ -991,8 +1008,9 @@ class PottsStep(BlockedStep):
     def _tuned_start(self, observed, start, betas, theta, references):
         """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
         and the fewest sweeps, at most one growth step below ``s`` (``s / RELAX_GROWTH``),
-        after which chains from it pass :meth:`_check` at each of ``betas``, settling where
-        the chains from the observed labels did at each beta with ``references`` (their late
+        after which chains from it pass :meth:`_check` at each of ``betas``, settling (and
+        spreading) where the chains from the observed labels did at each beta with
+        ``references`` (their late
         windows; ``None``: relaxing is enough); or ``observed`` itself when they do not. On
         the eight classes with equal neighbours a start checked for agreement at the top of
         beta only passed with 115-163 sweeps and left its chain 0.2 of beta's sd low; the
@@ -1345,8 +1363,9 @@ _PARAMETERS = """
         uniform labels; "tuned" (with tuned sweeps), the observed labels until the second
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
         from them relax, at the window's 5% and 95% quantiles of beta, in fewer sweeps than
-        the observed labels need (by a growth step, a factor sqrt(2), at least) and settle
-        where those do (docs/inference.md); fixed after tuning. "auto": "tuned" on a kNN term
+        the observed labels need (by a growth step, a factor sqrt(2), at least), settle
+        where those do and vary as much, less a fifth at most (a window whose start fails
+        draws a second; docs/inference.md); fixed after tuning. "auto": "tuned" on a kNN term
         of 500 points or more (with tuned sweeps), else "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and

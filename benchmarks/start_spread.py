@@ -1,0 +1,67 @@
+"""How much the energy of auxiliary draws from one fixed start varies, against the stationary
+law's, at one point ``(beta, theta)`` of a ``bench_defaults.py`` row.
+
+A draw from a fixed start after ``s`` sweeps keeps the start's slow components until ``s``
+outlasts their time: its mean energy can be right (a start of typical energy) while its variance
+is short, and an exchange ratio whose auxiliary energy varies too little narrows the posterior
+(``spread_model.py``). For each of ``--starts`` starts (each a draw after 500 sweeps from the
+observed labels), the mean and sd of ``--draws`` draws' energies after each of ``--sweeps``
+sweeps, beside the stationary sd (3,000 sweeps of one chain).
+
+    PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/start_spread.py digits equal 3.9957 4
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import pymc_knn as pk
+from bench_defaults import build, load
+from pymc_knn.kernels import mcmc
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("model")
+    parser.add_argument("beta", type=float)
+    parser.add_argument("theta", type=float, help="k, or sigma of a d-nn model")
+    parser.add_argument("--sweeps", type=int, nargs="+", default=[10, 20, 40, 81])
+    parser.add_argument("--starts", type=int, default=4)
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    X, y = load(args.data)
+    with build(X, y, args.model):
+        step = pk.Exchange()
+    f, beta = step.field, args.beta
+    labels = step.chain.aux._replace(start=mcmc.START_OBSERVED)
+    c = mcmc.coupling(f, args.theta, False)
+    rng = np.random.default_rng(args.seed)
+    z = np.empty(f.y.size, dtype=np.int64)
+    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
+    energy = np.empty(3000)
+    for t in range(energy.size):
+        mcmc._sweeps(f, labels, c, beta, z, 1, rng)
+        energy[t] = mcmc._energy(f, c, z)
+    print(
+        f"{args.data} {args.model} at beta {beta:g}, theta {args.theta:g}: stationary energy "
+        f"{energy.mean():.1f}, sd {energy.std():.1f}"
+    )
+    for _ in range(args.starts):
+        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
+        start = labels._replace(start=mcmc.START_LABELS, start_labels=z.copy())
+        cells = []
+        for s in args.sweeps:
+            e = np.empty(args.draws)
+            for d in range(args.draws):
+                mcmc.auxiliary_draw(f, start._replace(sweeps=s), c, beta, z, rng)
+                e[d] = mcmc._energy(f, c, z)
+            cells.append(f"{s}: {e.mean():.1f} sd {e.std():.1f}")
+        print(f"  start {mcmc._energy(f, c, start.start_labels):.1f}; " + ", ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
