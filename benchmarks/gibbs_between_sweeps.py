@@ -3,7 +3,7 @@ point ``(beta, k)`` of a kNN row of ``bench_defaults.py``: what a step costs, ho
 energy decorrelates at equilibrium, and how fast chains from the observed labels relax.
 
 An ordered field of weakly joined clusters (blobs4, eight classes, digits with equal neighbours)
-leaves Swendsen-Wang with a long energy time (14-72 sweeps), and single-site moves change the
+leaves Swendsen-Wang with a long energy time (14-87 sweeps), and single-site moves change the
 minority points inside an ordered cluster that its clusters carry whole. The Gibbs sweep here
 is the fastest heat-bath sweep found for a kNN coupling (every weight a multiple of ``1/k``, so
 a site's conditional is read from a table of ``exp(beta a_g m / k)``, no exponential at a site;
@@ -11,7 +11,8 @@ its neighbours' weights gathered per site, as a Swendsen-Wang sweep leaves no co
 Printed per sampler: microseconds a step, the energy's integrated time in steps (ArviZ's ESS over
 ``--steps`` steps from the labels, the first tenth dropped) and in microseconds, and the mean
 energy of ``--chains`` chains from the observed labels after ``t`` steps, in stationary sds
-(benchmarks/README.md, "A second tuned start; a Gibbs sweep between Swendsen-Wang sweeps").
+(benchmarks/README.md, "A second tuned start, and the spread of its draws; a Gibbs sweep between
+Swendsen-Wang sweeps, tried and not kept").
 
     PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/gibbs_between_sweeps.py blobs4 equal 3.12 9
 """

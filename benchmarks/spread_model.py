@@ -20,7 +20,7 @@ import numpy as np
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ratios", type=float, nargs="+", default=[1.0, 0.8, 0.76, 0.59, 0.3])
+    parser.add_argument("--ratios", type=float, nargs="+", default=[1.0, 0.8, 0.76, 0.59, 0.5, 0.3])
     parser.add_argument("--scales", type=float, nargs="+", default=[1.0, 2.4])
     parser.add_argument("--iterations", type=int, default=400_000)
     args = parser.parse_args()

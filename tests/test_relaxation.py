@@ -231,9 +231,9 @@ def test_pm_sample_with_a_tuned_start(blobs, monkeypatch):
     sweeps, draws, settled = {}, {}, []
     real = _steps.PottsStep._draw_start
 
-    def recording(self, chain, beta, theta, s):
+    def recording(self, chain, *args, **kwargs):
         settled.append(chain.adaptation.settled)
-        return real(self, chain, beta, theta, s)
+        return real(self, chain, *args, **kwargs)
 
     monkeypatch.setattr(_steps.PottsStep, "_draw_start", recording)
     for start in ("tuned", "observed", "tuned"):
@@ -263,8 +263,8 @@ def _count_starts(monkeypatch):
     starts = []
     real = _steps.PottsStep._draw_start
 
-    def recording(self, chain, beta, theta, s):
-        starts.append(real(self, chain, beta, theta, s))
+    def recording(self, *args, **kwargs):
+        starts.append(real(self, *args, **kwargs))
         return starts[-1]
 
     monkeypatch.setattr(_steps.PottsStep, "_draw_start", recording)
@@ -324,6 +324,37 @@ def test_a_second_start_is_drawn_when_the_first_is_refused(blobs, monkeypatch):
     assert len(starts) == 1 and step.chain.aux.start == mcmc.START_LABELS
 
 
+def _record_draws(monkeypatch):
+    """Record ``(start, sweeps)`` of each :func:`mcmc.auxiliary_draw` (the starts' draws)."""
+    drawn = []
+    real = mcmc.auxiliary_draw
+
+    def recording(f, aux, *args):
+        drawn.append((aux.start, aux.sweeps))
+        return real(f, aux, *args)
+
+    monkeypatch.setattr(mcmc, "auxiliary_draw", recording)
+    return drawn
+
+
+def test_a_second_start_is_drawn_from_the_labels(blobs, monkeypatch):
+    """The first start of a window is drawn from the current one (an earlier window's tuned
+    start, with twice its sweeps); a second, after a refusal, from the observed labels with
+    twice theirs: drawn from the same tuned start it would share the first's slow components."""
+    X, y = blobs
+    monkeypatch.setattr(_steps, "agrees", lambda *args: False)
+    drawn = _record_draws(monkeypatch)
+    with _model(X, y):
+        step = pk.Exchange(rng=0)
+    chain = step.chain
+    chain.adaptation.window_length = 4 * FIRST_WINDOW
+    chain.aux = chain.aux._replace(start=mcmc.START_LABELS, start_labels=y.copy(), sweeps=13)
+    step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+    s = chain.observed_sweeps
+    assert s >= 2 * AUX_SWEEPS
+    assert drawn == [(mcmc.START_LABELS, 26), (mcmc.START_OBSERVED, 2 * s)]
+
+
 def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_window(
     blobs, monkeypatch
 ):
@@ -363,14 +394,7 @@ def test_the_tuned_start_is_drawn_with_twice_the_sweeps_its_start_needs(blobs, m
     from it needed 231 sweeps where the other chains' starts needed 20-57. From a tuned start,
     twice that start's own sweeps."""
     X, y = blobs
-    drawn = []
-    real = mcmc.auxiliary_draw
-
-    def recording(f, aux, *args):
-        drawn.append((aux.start, aux.sweeps))
-        return real(f, aux, *args)
-
-    monkeypatch.setattr(mcmc, "auxiliary_draw", recording)
+    drawn = _record_draws(monkeypatch)
     with _model(X, y):
         step = pk.Exchange(rng=0)
     chain = step.chain
@@ -713,12 +737,23 @@ def test_spread_at_reads_the_chains_variance_within_a_factor_sqrt2_of_the_sweeps
     assert spread == pytest.approx(4.0 * chains / (chains - 1))
 
 
-def test_a_tuned_start_whose_draws_vary_too_little_is_refused(blobs):
+def test_a_tuned_start_whose_draws_vary_too_little_is_refused(blobs, monkeypatch):
     """All chains from one start share its slow components until its sweeps outlast them, so a
     tuned start must also give draws whose energy varies as the stationary law's does: against a
     reference of the same mean but four times the variance (its wider tolerance lets the means
     agree) the start is refused, against the labels' own chains it is taken."""
     X, y = blobs
+    verdicts = []
+
+    def recording(name, real):
+        def verdict(*args):
+            verdicts.append((name, real(*args)))
+            return verdicts[-1][1]
+
+        monkeypatch.setattr(_steps, name, verdict)
+
+    recording("agrees", _steps.agrees)
+    recording("spreads", _steps.spreads)
     with _model(X, y):
         step = pk.Exchange(rng=0)
     observed = step.chain.aux._replace(start=step._start_code)
@@ -729,8 +764,11 @@ def test_a_tuned_start_whose_draws_vary_too_little_is_refused(blobs):
     taken = step._tuned_start(observed, start, (1.6,), 3.0, ((late, sq), None))
     assert taken.start == mcmc.START_LABELS
     wider = (late, sq + 3.0 * (sq.mean() - late.mean() ** 2))
-    assert agrees(late, *wider)
+    verdicts.clear()
     assert step._tuned_start(observed, start, (1.6,), 3.0, (wider, None)) is observed
+    # refused for its spread: the means agreed at every sweeps checked
+    assert verdicts and all(ok for name, ok in verdicts if name == "agrees")
+    assert not any(ok for name, ok in verdicts if name == "spreads")
 
 
 def test_a_tuned_start_must_settle_with_the_labels_at_the_low_end_too(blobs):

@@ -105,11 +105,12 @@ s against 125-145 from the labels; of 36 fits one did not converge, a set whose 
 labels came near failing too); the shipped sets (150-250 points) keep the labels' draws. On
 d-nn terms the labels at every size (at 10^4 points the tuned start was refused)."""
 TUNED_START_DRAWS = 2
-"""Starts a window draws for ``start="tuned"`` before it keeps the observed labels: a draw is a
-single state, and chains from one whose energy lies far in its law's tail (1.6 sds) take as long
-as the labels' to settle. On digits with equal neighbours one start in eight failed its check up
-to the labels' sweeps, and its chain kept the labels' 231 sweeps where the others took 10-40
-(benchmarks/README.md, "A second tuned start, and the spread of its draws")."""
+"""Starts a window draws for ``start="tuned"`` before it keeps the observed labels (the first
+from the current start, the next from the labels): a draw is a single state, and chains from
+one far in its law's tail take as long as the labels' to settle. Of eight starts drawn at one
+point of digits with equal neighbours seven passed the mean's checks at 10-81 sweeps and one
+failed; in a fit, the chain whose start failed kept the labels' 231 sweeps where the other
+three took 10-40 (benchmarks/README.md, "A second tuned start, and the spread of its draws")."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -829,15 +830,17 @@ class PottsStep(BlockedStep):
     def _window_closed(self, chain):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
 
-    def _draw_start(self, chain, beta, theta, s) -> np.ndarray:
+    def _draw_start(self, chain, beta, theta, s, from_labels=False) -> np.ndarray:
         """Labels for the auxiliary chains to start from: a draw at the latest window's mean
-        beta and the current ``k`` or ``sigma``, from the current start with twice the sweeps
-        it needs: a tuned start's own, the observed labels' ``s`` (this window's check). With
-        the sweeps the labels needed before this window's check (digits with equal neighbours,
-        beta at the prior's bound 4: 81, where the check then asked 462), the start was not
-        yet a draw at beta, and chains from it needed 231 sweeps to relax where the other
-        chains' starts needed 20-57."""
+        beta and the current ``k`` or ``sigma``, from the current start (``from_labels``: from
+        the observed labels) with twice the sweeps it needs: a tuned start's own, the observed
+        labels' ``s`` (this window's check). With the sweeps the labels needed before this
+        window's check (digits with equal neighbours, beta at the prior's bound 4: 81, where
+        the check then asked 462), the start was not yet a draw at beta, and chains from it
+        needed 231 sweeps to relax where the other chains' starts needed 20-57."""
         aux = chain.aux
+        if from_labels:
+            aux = aux._replace(start=self._start_code, start_labels=_NO_LABELS)
         sweeps = aux.sweeps if aux.start == mcmc.START_LABELS else s
         z = np.empty(self.field.y.size, dtype=np.int64)
         c = mcmc.coupling(self.field, theta, aux.sampler != mcmc.SWENDSEN_WANG)
@@ -947,8 +950,10 @@ class PottsStep(BlockedStep):
             aux = observed._replace(sweeps=s)
             if mean is not None and ok and s >= 2 * AUX_SWEEPS:
                 betas = (beta,) if low is None else (beta, low)
-                for _ in range(TUNED_START_DRAWS):
-                    start = self._draw_start(chain, mean, theta, s)
+                for attempt in range(TUNED_START_DRAWS):
+                    # a second start from the labels: one drawn from the same tuned start as
+                    # the first would share its slow components
+                    start = self._draw_start(chain, mean, theta, s, from_labels=attempt > 0)
                     tuned = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
                     if tuned.start == mcmc.START_LABELS:
                         aux = tuned
@@ -981,7 +986,8 @@ class PottsStep(BlockedStep):
         The draws use the most any of the window's frequent values needs, so a value a chain
         visited on its way and then left (digits: ``k = 4``, beta at its bound 4, 57 sweeps where
         the posterior's ``k = 3`` needs 20) stops costing sweeps once no window holds it; and
-        a tuned start whose chains settle elsewhere than the labels' at such a value is dropped.
+        a tuned start whose chains settle elsewhere than the labels' at such a value, or spread
+        less, is dropped.
         The checks draw from a stream jumped ahead of the step's, so a chain whose checks all
         pass keeps its draws. Returns ``(ok, aux)``."""
         rng = self._side_rng()
