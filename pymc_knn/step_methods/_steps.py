@@ -864,10 +864,10 @@ class PottsStep(BlockedStep):
         theta)`` (:func:`relaxed`) and, given a ``reference`` (the late windows of chains from
         the observed labels), settled where those did (:func:`agrees`) and spread as far
         (:func:`spreads`: draws from one start vary too little until its sweeps outlast the
-        field's slow components); a check that fails
-        extends the same chains to the next sweeps (cost: the last check's). With ``confirm``,
-        a failure at ``s`` itself is checked again on fresh chains, and only a second failure
-        counts. ``rng`` is the step's by default. Returns ``(s, passed, late, late_sq)``."""
+        field's slow components); a check that fails extends the same chains to the next
+        sweeps (cost: the last check's). With ``confirm``, a failure at ``s`` itself is checked
+        again on fresh chains, and only a second failure counts. ``rng`` is the step's by
+        default. Returns ``(s, passed, late, late_sq)``."""
         limit = MAX_AUX_SWEEPS if limit is None else limit
         rng = self.rng if rng is None else rng
         done, first = 0, s // 2
@@ -1016,8 +1016,8 @@ class PottsStep(BlockedStep):
         and the fewest sweeps, at most one growth step below ``s`` (``s / RELAX_GROWTH``),
         after which chains from it pass :meth:`_check` at each of ``betas``, settling (and
         spreading) where the chains from the observed labels did at each beta with
-        ``references`` (their late
-        windows; ``None``: relaxing is enough); or ``observed`` itself when they do not. On
+        ``references`` (their late windows; ``None``: relaxing is enough); or ``observed``
+        itself when they do not. On
         the eight classes with equal neighbours a start checked for agreement at the top of
         beta only passed with 115-163 sweeps and left its chain 0.2 of beta's sd low; the
         labels' chains checked at the low end too are within 0.15 sd. A beta within
