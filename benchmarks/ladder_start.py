@@ -1,0 +1,94 @@
+"""Auxiliary draws from a ladder of starts against the stationary law, at points of beta about
+``BETA`` (``k`` or ``sigma`` fixed at ``THETA``) of a ``bench_defaults.py`` row.
+
+The ladder's rungs lie ``--spacing`` apart over ``BETA +- --half``, each ``--pool`` draws after
+``--build`` sweeps from the observed labels; a draw at beta' starts from a row chosen by the
+package's ``mcmc.ladder_row`` (one of the two rungs about beta', linear weights; ``--nearest``:
+the nearer rung alone) and runs ``s`` sweeps (``--sweeps``). For each beta' (``BETA`` plus each
+of ``--at``) the mean energy of ``--draws`` draws in stationary sds from the stationary mean
+(``--stationary`` sweeps of one chain), and their variance over the stationary one.
+
+    PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/ladder_start.py blobs4 equal 3.12 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import pymc_knn as pk
+from bench_defaults import build, load
+from pymc_knn.kernels import mcmc
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("model")
+    parser.add_argument("beta", type=float)
+    parser.add_argument("theta", type=float, help="k, or sigma of a d-nn model")
+    parser.add_argument("--half", type=float, default=0.2)
+    parser.add_argument("--spacing", type=float, default=0.04)
+    parser.add_argument("--at", type=float, nargs="+", default=[-0.15, -0.1, -0.02, 0, 0.02, 0.1])
+    parser.add_argument("--sweeps", type=int, nargs="+", default=[0, 2, 4, 10])
+    parser.add_argument("--pool", type=int, default=64)
+    parser.add_argument("--build", type=int, default=300)
+    parser.add_argument("--nearest", action="store_true")
+    parser.add_argument("--draws", type=int, default=400)
+    parser.add_argument("--stationary", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    X, y = load(args.data)
+    with build(X, y, args.model):
+        step = pk.Exchange()
+    f, theta = step.field, args.theta
+    labels = step.chain.aux._replace(start=mcmc.START_OBSERVED)
+    c = mcmc.coupling(f, theta, False)
+    rng = np.random.default_rng(args.seed)
+    z = np.empty(f.y.size, dtype=np.int64)
+    rungs = args.beta + np.arange(-args.half, args.half + 1e-9, args.spacing)
+    t0 = time.perf_counter()
+    rows = np.empty((rungs.size * args.pool, f.y.size), dtype=np.int64)
+    for r in range(rows.shape[0]):
+        mcmc.auxiliary_draw(
+            f, labels._replace(sweeps=args.build), c, rungs[r // args.pool], theta, z, rng
+        )
+        rows[r] = z
+    print(
+        f"{args.data} {args.model}, theta {theta:g}: {rungs.size} rungs {rungs[0]:.4f}-"
+        f"{rungs[-1]:.4f} of {args.pool} draws, built in {time.perf_counter() - t0:.2f} s"
+    )
+    print(
+        "| beta' | stationary mean (sd) | " + " | ".join(f"{s} sweeps" for s in args.sweeps) + " |"
+    )
+    print("|---" * (2 + len(args.sweeps)) + "|")
+    betas, thetas = rungs[None], np.array([theta])
+    for shift in args.at:
+        b = args.beta + shift
+        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, b, theta, z, rng)
+        e = np.empty(args.stationary)
+        for t in range(e.size):
+            mcmc._sweeps(f, labels, c, b, z, 1, rng)
+            e[t] = mcmc._energy(f, c, z)
+        m, v = e.mean(), e.var()
+        cells = []
+        for s in args.sweeps:
+            d = np.empty(args.draws)
+            for i in range(args.draws):
+                if args.nearest:
+                    j = int(np.clip(np.round((b - rungs[0]) / args.spacing), 0, rungs.size - 1))
+                    r = j * args.pool + rng.integers(args.pool)
+                else:
+                    r = mcmc.ladder_row(betas, thetas, rows.shape[0], b, theta, rng)
+                z[:] = rows[r]
+                if s:
+                    mcmc._sweeps(f, labels, c, b, z, s, rng)
+                d[i] = mcmc._energy(f, c, z)
+            cells.append(f"{(d.mean() - m) / np.sqrt(v):+.2f}, {d.var() / v:.2f}")
+        print(f"| {b:.4f} | {m:.1f} ({np.sqrt(v):.1f}) | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
