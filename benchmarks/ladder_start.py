@@ -2,9 +2,11 @@
 ``BETA`` (``k`` or ``sigma`` fixed at ``THETA``) of a ``bench_defaults.py`` row.
 
 The ladder's rungs lie ``--spacing`` apart over ``BETA +- --half``, each ``--pool`` draws after
-``--build`` sweeps from the observed labels; a draw at beta' starts from a row chosen by the
-package's ``mcmc.ladder_row`` (one of the two rungs about beta', linear weights; ``--nearest``:
-the nearer rung alone) and runs ``s`` sweeps (``--sweeps``). For each beta' (``BETA`` plus each
+``--build`` sweeps from the observed labels; a draw at beta' starts from a draw of one of the
+two rungs about beta', the upper with probability ``(beta' - below) / (above - below)``
+(``--nearest``: the nearer rung alone), and runs ``s`` sweeps (``--sweeps``). The package tried
+such a ladder as its tuned start and did not keep it (benchmarks/README.md, "A ladder of tuned
+starts, tried and not kept"; the code: ``git show dbe0aa9``). For each beta' (``BETA`` plus each
 of ``--at``) the mean energy of ``--draws`` draws in stationary sds from the stationary mean
 (``--stationary`` sweeps of one chain), and their variance over the stationary one.
 
@@ -21,6 +23,15 @@ import numpy as np
 import pymc_knn as pk
 from bench_defaults import build, load
 from pymc_knn.kernels import mcmc
+
+
+def ladder_row(rungs, per_rung, beta, rng):
+    """A row to start a draw at ``beta`` from: of the two rungs about it, the upper with
+    probability ``(beta - below) / (above - below)`` (past the end rungs, the end one)."""
+    j = int(np.clip(np.searchsorted(rungs, beta, side="right") - 1, 0, rungs.size - 1))
+    if j < rungs.size - 1 and beta > rungs[0]:
+        j += rng.random() * (rungs[j + 1] - rungs[j]) < beta - rungs[j]
+    return j * per_rung + rng.integers(per_rung)
 
 
 def main():
@@ -52,9 +63,7 @@ def main():
     t0 = time.perf_counter()
     rows = np.empty((rungs.size * args.pool, f.y.size), dtype=np.int64)
     for r in range(rows.shape[0]):
-        mcmc.auxiliary_draw(
-            f, labels._replace(sweeps=args.build), c, rungs[r // args.pool], theta, z, rng
-        )
+        mcmc.auxiliary_draw(f, labels._replace(sweeps=args.build), c, rungs[r // args.pool], z, rng)
         rows[r] = z
     print(
         f"{args.data} {args.model}, theta {theta:g}: {rungs.size} rungs {rungs[0]:.4f}-"
@@ -64,10 +73,9 @@ def main():
         "| beta' | stationary mean (sd) | " + " | ".join(f"{s} sweeps" for s in args.sweeps) + " |"
     )
     print("|---" * (2 + len(args.sweeps)) + "|")
-    betas, thetas = rungs[None], np.array([theta])
     for shift in args.at:
         b = args.beta + shift
-        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, b, theta, z, rng)
+        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, b, z, rng)
         e = np.empty(args.stationary)
         for t in range(e.size):
             mcmc._sweeps(f, labels, c, b, z, 1, rng)
@@ -81,7 +89,7 @@ def main():
                     j = int(np.clip(np.round((b - rungs[0]) / args.spacing), 0, rungs.size - 1))
                     r = j * args.pool + rng.integers(args.pool)
                 else:
-                    r = mcmc.ladder_row(betas, thetas, rows.shape[0], b, theta, rng)
+                    r = ladder_row(rungs, args.pool, b, rng)
                 z[:] = rows[r]
                 if s:
                     mcmc._sweeps(f, labels, c, b, z, s, rng)

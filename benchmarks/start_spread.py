@@ -44,7 +44,7 @@ def main():
     c = mcmc.coupling(f, args.theta, False)
     rng = np.random.default_rng(args.seed)
     z = np.empty(f.y.size, dtype=np.int64)
-    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, args.theta, z, rng)
+    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
     energy = np.empty(args.stationary)
     for t in range(energy.size):
         mcmc._sweeps(f, labels, c, beta, z, 1, rng)
@@ -54,22 +54,16 @@ def main():
         f"{energy.mean():.1f}, sd {energy.std():.1f}"
     )
     for _ in range(args.starts):
-        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, args.theta, z, rng)
-        start = labels._replace(
-            start=mcmc.START_LABELS,
-            start_labels=z[None].astype(labels.start_labels.dtype),
-            start_betas=np.array([[beta]]),
-            start_thetas=np.array([args.theta]),
-        )
+        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
+        start = labels._replace(start=mcmc.START_LABELS, start_labels=z.copy())
         cells = []
         for s in args.sweeps:
             e = np.empty(args.draws)
             for d in range(args.draws):
-                mcmc.auxiliary_draw(f, start._replace(sweeps=s), c, beta, args.theta, z, rng)
+                mcmc.auxiliary_draw(f, start._replace(sweeps=s), c, beta, z, rng)
                 e[d] = mcmc._energy(f, c, z)
             cells.append(f"{s}: {e.mean():.1f} sd {e.std():.1f} ({e.var() / energy.var():.2f})")
-        first = start.start_labels[0].astype(np.int64)
-        print(f"  start {mcmc._energy(f, c, first):.1f}; " + ", ".join(cells))
+        print(f"  start {mcmc._energy(f, c, start.start_labels):.1f}; " + ", ".join(cells))
 
 
 if __name__ == "__main__":
