@@ -190,6 +190,35 @@ def build(X, y, model):
     return m
 
 
+def point_field(data, model, theta, seed):
+    """What the scripts that draw at one point of a row share: the default step's field, its
+    auxiliary settings started at the observed labels, the coupling at ``theta`` (``k`` or
+    ``sigma``) and a generator seeded with ``seed``."""
+    import pymc_knn as pk
+    from pymc_knn.kernels import mcmc
+
+    X, y = load(data)
+    with build(X, y, model):
+        step = pk.Exchange()
+    f = step.field
+    labels = step.chain.aux._replace(start=mcmc.START_OBSERVED)
+    return f, labels, mcmc.coupling(f, theta, False), np.random.default_rng(seed)
+
+
+def stationary_energies(f, labels, c, beta, sweeps, rng):
+    """The energies of ``sweeps`` consecutive Swendsen-Wang sweeps at ``beta`` of one chain
+    after 500 from the observed labels (``labels``: :func:`point_field`'s)."""
+    from pymc_knn.kernels import mcmc
+
+    z = np.empty(f.y.size, dtype=np.int64)
+    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
+    energy = np.empty(sweeps)
+    for t in range(sweeps):
+        mcmc._sweeps(f, labels, c, beta, z, 1, rng)
+        energy[t] = mcmc._energy(f, c, z)
+    return energy
+
+
 def row_arguments(doc):
     """``(data, model, seed)`` of one row and seed from the command line of a script whose
     docstring is ``doc``."""

@@ -20,8 +20,7 @@ import time
 
 import numpy as np
 
-import pymc_knn as pk
-from bench_defaults import build, load
+from bench_defaults import point_field, stationary_energies
 from pymc_knn.kernels import mcmc
 
 
@@ -51,13 +50,8 @@ def main():
     parser.add_argument("--stationary", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
-    X, y = load(args.data)
-    with build(X, y, args.model):
-        step = pk.Exchange()
-    f, theta = step.field, args.theta
-    labels = step.chain.aux._replace(start=mcmc.START_OBSERVED)
-    c = mcmc.coupling(f, theta, False)
-    rng = np.random.default_rng(args.seed)
+    f, labels, c, rng = point_field(args.data, args.model, args.theta, args.seed)
+    theta = args.theta
     z = np.empty(f.y.size, dtype=np.int64)
     rungs = args.beta + np.arange(-args.half, args.half + 1e-9, args.spacing)
     t0 = time.perf_counter()
@@ -75,11 +69,7 @@ def main():
     print("|---" * (2 + len(args.sweeps)) + "|")
     for shift in args.at:
         b = args.beta + shift
-        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, b, z, rng)
-        e = np.empty(args.stationary)
-        for t in range(e.size):
-            mcmc._sweeps(f, labels, c, b, z, 1, rng)
-            e[t] = mcmc._energy(f, c, z)
+        e = stationary_energies(f, labels, c, b, args.stationary, rng)
         m, v = e.mean(), e.var()
         cells = []
         for s in args.sweeps:

@@ -19,8 +19,7 @@ import argparse
 
 import numpy as np
 
-import pymc_knn as pk
-from bench_defaults import build, load
+from bench_defaults import point_field, stationary_energies
 from pymc_knn.kernels import mcmc
 
 
@@ -36,19 +35,10 @@ def main():
     parser.add_argument("--stationary", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
-    X, y = load(args.data)
-    with build(X, y, args.model):
-        step = pk.Exchange()
-    f, beta = step.field, args.beta
-    labels = step.chain.aux._replace(start=mcmc.START_OBSERVED)
-    c = mcmc.coupling(f, args.theta, False)
-    rng = np.random.default_rng(args.seed)
+    f, labels, c, rng = point_field(args.data, args.model, args.theta, args.seed)
+    beta = args.beta
     z = np.empty(f.y.size, dtype=np.int64)
-    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
-    energy = np.empty(args.stationary)
-    for t in range(energy.size):
-        mcmc._sweeps(f, labels, c, beta, z, 1, rng)
-        energy[t] = mcmc._energy(f, c, z)
+    energy = stationary_energies(f, labels, c, beta, args.stationary, rng)
     print(
         f"{args.data} {args.model} at beta {beta:g}, theta {args.theta:g}: stationary energy "
         f"{energy.mean():.1f}, sd {energy.std():.1f}"
