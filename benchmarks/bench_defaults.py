@@ -190,6 +190,17 @@ def build(X, y, model):
     return m
 
 
+def point_parser(doc):
+    """A parser of ``data model beta theta`` (one point of a row) for the script whose docstring
+    is ``doc``; the script adds its own options."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("model")
+    parser.add_argument("beta", type=float)
+    parser.add_argument("theta", type=float, help="k, or sigma of a d-nn model")
+    return parser
+
+
 def point_field(data, model, theta, seed):
     """What the scripts that draw at one point of a row share: the default step's field, its
     auxiliary settings started at the observed labels, the coupling at ``theta`` (``k`` or

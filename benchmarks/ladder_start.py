@@ -15,12 +15,11 @@ of ``--at``) the mean energy of ``--draws`` draws in stationary sds from the sta
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
-from bench_defaults import point_field, stationary_energies
+from bench_defaults import point_field, point_parser, stationary_energies
 from pymc_knn.kernels import mcmc
 
 
@@ -34,11 +33,7 @@ def ladder_row(rungs, per_rung, beta, rng):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("model")
-    parser.add_argument("beta", type=float)
-    parser.add_argument("theta", type=float, help="k, or sigma of a d-nn model")
+    parser = point_parser(__doc__)
     parser.add_argument("--half", type=float, default=0.2)
     parser.add_argument("--spacing", type=float, default=0.04)
     parser.add_argument("--at", type=float, nargs="+", default=[-0.15, -0.1, -0.02, 0, 0.02, 0.1])

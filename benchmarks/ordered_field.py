@@ -15,13 +15,12 @@ must cover (benchmarks/README.md, "what blobs4's auxiliary draws face").
 
 from __future__ import annotations
 
-import argparse
 
 import arviz as az
 import numpy as np
 
 import pymc_knn as pk
-from bench_defaults import build, load
+from bench_defaults import build, load, point_parser
 from pymc_knn.kernels import mcmc
 
 
@@ -31,11 +30,7 @@ def integrated_time(x):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("model")
-    parser.add_argument("beta", type=float)
-    parser.add_argument("theta", type=float, help="k, or sigma of a d-nn model")
+    parser = point_parser(__doc__)
     parser.add_argument("--sweeps", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

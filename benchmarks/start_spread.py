@@ -15,20 +15,15 @@ stationary variance is known within about 8%, each cell's within 10%).
 
 from __future__ import annotations
 
-import argparse
 
 import numpy as np
 
-from bench_defaults import point_field, stationary_energies
+from bench_defaults import point_field, point_parser, stationary_energies
 from pymc_knn.kernels import mcmc
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("model")
-    parser.add_argument("beta", type=float)
-    parser.add_argument("theta", type=float, help="k, or sigma of a d-nn model")
+    parser = point_parser(__doc__)
     parser.add_argument("--sweeps", type=int, nargs="+", default=[10, 20, 40, 81])
     parser.add_argument("--starts", type=int, default=4)
     parser.add_argument("--draws", type=int, default=200)
