@@ -216,13 +216,14 @@ def point_field(data, model, theta, seed):
     return f, labels, mcmc.coupling(f, theta, False), np.random.default_rng(seed)
 
 
-def stationary_energies(f, labels, c, beta, sweeps, rng):
-    """The energies of ``sweeps`` consecutive Swendsen-Wang sweeps at ``beta`` of one chain
-    after 500 from the observed labels (``labels``: :func:`point_field`'s)."""
+def stationary_energies(f, labels, c, beta, theta, sweeps, rng):
+    """The energies of ``sweeps`` consecutive Swendsen-Wang sweeps at ``(beta, theta)`` (``c``:
+    ``theta``'s couplings) of one chain after 500 from the observed labels (``labels``:
+    :func:`point_field`'s)."""
     from pymc_knn.kernels import mcmc
 
     z = np.empty(f.y.size, dtype=np.int64)
-    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
+    mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, theta, z, rng)
     energy = np.empty(sweeps)
     for t in range(sweeps):
         mcmc._sweeps(f, labels, c, beta, z, 1, rng)

@@ -70,7 +70,7 @@ def main():
                 terms, spent = np.empty(args.reps), 0.0
                 for r in range(args.reps):
                     z = f.y.astype(np.int64).copy()
-                    mcmc.auxiliary_draw(f, aux, c1, beta, z, rng)
+                    mcmc.auxiliary_draw(f, aux, c1, beta, args.sigma * np.exp(d), z, rng)
                     t0 = time.perf_counter()
                     terms[r] = mcmc.bridged_log_ratio_rows(
                         f,

@@ -39,10 +39,10 @@ import bench_defaults
 
 
 @njit(cache=True)
-def _aux_loop(f, aux, c, beta, z, n, rng):
+def _aux_loop(f, aux, c, beta, theta, z, n, rng):
     total = 0.0
     for _ in range(n):
-        mcmc.auxiliary_draw(f, aux, c, beta, z, rng)
+        mcmc.auxiliary_draw(f, aux, c, beta, theta, z, rng)
         total += z[0]
     return total
 
@@ -136,7 +136,7 @@ def main():
     z = y.astype(np.int64).copy()
 
     def aux_draws():
-        _aux_loop(step.field, step.aux, c, b, z, args.iterations, rng)
+        _aux_loop(step.field, step.aux, c, b, theta, z, args.iterations, rng)
 
     out = iterate()
     aux_draws()

@@ -7,7 +7,9 @@ graph move: ``wide`` (radius or sd four times the tuned one) or ``jump`` (drawn 
 fitted to the tuning draws), each as the given share of graph moves, without beta jumps;
 ``beta``: graph jumps as tuned, and the given share of beta moves beta jumps; ``both``: the
 given share of graph moves jumps and of beta moves beta jumps; ``graph``: the given share of
-the iterations graph moves, the rest as tuned; ``bridge``: the bridging's fields a unit of a
+the iterations graph moves, the rest as tuned; ``time``: graph moves take the given share of
+the time (by the tuning's estimate of their cost: ``Adaptation._graph_share``) where the
+balanced share applies (everywhere, or at the chain's home), the rest as tuned; ``bridge``: the bridging's fields a unit of a
 move's size everywhere (``bridge_unit``, the tuned regions' units dropped; 0 bridges
 nothing), the rest as tuned; or ``tuned`` (its share ignored): all as tuned. Printed per
 variant: the share and acceptance of each move type, the integrated autocorrelation time (Geyer) per iteration of beta,
@@ -78,6 +80,15 @@ def run(step, x, variant, share, iterations, seed):
         pass
     elif variant == "graph":  # the share of graph moves; the rest as tuned
         p = p._replace(p_graph=share, p_futile=share if p.p_futile == p.p_graph else p.p_futile)
+    elif variant == "time":  # graph moves take the share of the time where the balanced applies
+        a = step.chain.adaptation
+        q = a._graph_share(share)
+        if a.futile_at.size:  # futile where the chain sits: as tuned
+            pass
+        elif a.home_at.size:
+            p = p._replace(p_futile=q)
+        else:
+            p = p._replace(p_graph=q, p_futile=q)
     elif variant == "bridge":  # the noise a unit of size that sets the fields (0: unbridged)
         p = p._replace(bridge_unit=share, bridge_units=np.zeros(0))
     elif variant == "beta":
@@ -145,7 +156,9 @@ def main():
     a = step.chain.adaptation
     print(
         f"{args.data} {args.model} seed {args.seed}: tuned iterations/draw {a.iterations}, "
-        f"auxiliary sweeps {step.chain.aux.sweeps}; integrated times per iteration below"
+        f"auxiliary sweeps {step.chain.aux.sweeps}, graph share {a.p_graph:.2f}, bridging's "
+        f"fields + 1 per unit of size {a.bridge_unit:.1f} (regions {np.round(a.bridge_units, 1)}); "
+        "integrated times per iteration below"
     )
     for variant in args.variants:
         name, share = variant.split(":")

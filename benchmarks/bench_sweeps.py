@@ -76,7 +76,9 @@ def sweep_and_energy(step, theta, beta, sweeps):
         sweeps,
         mcmc.START_OBSERVED,
         1024,
-        np.empty(0, dtype=np.int64),
+        mcmc.no_start_labels(f.class_weights.size),
+        mcmc.NO_BETAS,
+        mcmc.NO_THETAS,
     )
     c = mcmc.coupling(f, theta, False)
     z = f.y.copy()
@@ -162,7 +164,9 @@ def table(n=10**4, cover=0.285, beta=1.4):
         14,
         mcmc.START_OBSERVED,
         1024,
-        np.empty(0, dtype=np.int64),
+        mcmc.no_start_labels(f.class_weights.size),
+        mcmc.NO_BETAS,
+        mcmc.NO_THETAS,
     )
     print(
         f"width {f.sorted_sq.shape[1]}\n| sigma | threads | coupling (ms) | energy (ms) |"

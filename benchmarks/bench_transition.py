@@ -42,7 +42,14 @@ def main():
     with build(X, y, args.model):
         f = pk.Exchange().field
     aux = mcmc.Auxiliary(
-        mcmc.EXCHANGE, mcmc.SWENDSEN_WANG, 1, mcmc.START_OBSERVED, 1024, np.empty(0, dtype=np.int64)
+        mcmc.EXCHANGE,
+        mcmc.SWENDSEN_WANG,
+        1,
+        mcmc.START_OBSERVED,
+        1024,
+        mcmc.no_start_labels(f.class_weights.size),
+        mcmc.NO_BETAS,
+        mcmc.NO_THETAS,
     )
     c = mcmc.coupling(f, args.theta, False)
     rng = np.random.default_rng(0)

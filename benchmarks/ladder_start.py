@@ -4,9 +4,9 @@
 The ladder's rungs lie ``--spacing`` apart over ``BETA +- --half``, each ``--pool`` draws after
 ``--build`` sweeps from the observed labels; a draw at beta' starts from a draw of one of the
 two rungs about beta', the upper with probability ``(beta' - below) / (above - below)``
-(``--nearest``: the nearer rung alone), and runs ``s`` sweeps (``--sweeps``). The package tried
-such a ladder as its tuned start and did not keep it (benchmarks/README.md, "A ladder of tuned
-starts, tried and not kept"; the code: ``git show dbe0aa9``). For each beta' (``BETA`` plus each
+(``--nearest``: the nearer rung alone), and runs ``s`` sweeps (``--sweeps``), as the package's
+ladder of tuned starts does (``mcmc.ladder_row``; benchmarks/README.md, "A ladder of tuned
+starts"), here in Python. For each beta' (``BETA`` plus each
 of ``--at``) the mean energy of ``--draws`` draws in stationary sds from the stationary mean
 (``--stationary`` sweeps of one chain), and their variance over the stationary one.
 
@@ -52,7 +52,9 @@ def main():
     t0 = time.perf_counter()
     rows = np.empty((rungs.size * args.pool, f.y.size), dtype=np.int64)
     for r in range(rows.shape[0]):
-        mcmc.auxiliary_draw(f, labels._replace(sweeps=args.build), c, rungs[r // args.pool], z, rng)
+        mcmc.auxiliary_draw(
+            f, labels._replace(sweeps=args.build), c, rungs[r // args.pool], theta, z, rng
+        )
         rows[r] = z
     print(
         f"{args.data} {args.model}, theta {theta:g}: {rungs.size} rungs {rungs[0]:.4f}-"
@@ -64,7 +66,7 @@ def main():
     print("|---" * (2 + len(args.sweeps)) + "|")
     for shift in args.at:
         b = args.beta + shift
-        e = stationary_energies(f, labels, c, b, args.stationary, rng)
+        e = stationary_energies(f, labels, c, b, theta, args.stationary, rng)
         m, v = e.mean(), e.var()
         cells = []
         for s in args.sweeps:

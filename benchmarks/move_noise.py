@@ -50,7 +50,7 @@ def main():
         terms = np.empty(args.replicates)
         for r in range(args.replicates):
             z = y.astype(np.int64).copy()
-            terms[r] = mcmc._exchange_term(f, aux, c0, c1, b, b, False, 0, z, rng)[0]
+            terms[r] = mcmc._exchange_term(f, aux, c0, c1, b, b, theta1, False, 0, z, rng)[0]
         size = abs(scale(args.model, theta1) - scale(args.model, args.theta0))
         print(
             f"  to {theta1:g} (size {size:.2f}): mean {terms.mean():.2f}, variance "

@@ -33,22 +33,30 @@ def main():
     f, labels, c, rng = point_field(args.data, args.model, args.theta, args.seed)
     beta = args.beta
     z = np.empty(f.y.size, dtype=np.int64)
-    energy = stationary_energies(f, labels, c, beta, args.stationary, rng)
+    energy = stationary_energies(f, labels, c, beta, args.theta, args.stationary, rng)
     print(
         f"{args.data} {args.model} at beta {beta:g}, theta {args.theta:g}: stationary energy "
         f"{energy.mean():.1f}, sd {energy.std():.1f}"
     )
     for _ in range(args.starts):
-        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, z, rng)
-        start = labels._replace(start=mcmc.START_LABELS, start_labels=z.copy())
+        mcmc.auxiliary_draw(f, labels._replace(sweeps=500), c, beta, args.theta, z, rng)
+        start = labels._replace(
+            start=mcmc.START_LABELS,
+            start_labels=z[None].astype(labels.start_labels.dtype),
+            start_betas=np.array([[beta]]),
+            start_thetas=np.array([args.theta]),
+        )
         cells = []
         for s in args.sweeps:
             e = np.empty(args.draws)
             for d in range(args.draws):
-                mcmc.auxiliary_draw(f, start._replace(sweeps=s), c, beta, z, rng)
+                mcmc.auxiliary_draw(f, start._replace(sweeps=s), c, beta, args.theta, z, rng)
                 e[d] = mcmc._energy(f, c, z)
             cells.append(f"{s}: {e.mean():.1f} sd {e.std():.1f} ({e.var() / energy.var():.2f})")
-        print(f"  start {mcmc._energy(f, c, start.start_labels):.1f}; " + ", ".join(cells))
+        print(
+            f"  start {mcmc._energy(f, c, start.start_labels[0].astype(np.int64)):.1f}; "
+            + ", ".join(cells)
+        )
 
 
 if __name__ == "__main__":

@@ -663,7 +663,7 @@ def test_a_table_is_never_read_past_a_rows_end(kernel, sigmas):
     def numbers(c0, c1):
         z = y.astype(np.int64).copy()
         rng = np.random.default_rng(5)
-        out = [mcmc._energy(f, c0, z), mcmc.auxiliary_draw(f, aux, c1, 1.3, z, rng)]
+        out = [mcmc._energy(f, c0, z), mcmc.auxiliary_draw(f, aux, c1, 1.3, sigmas[1], z, rng)]
         out.append(mcmc.bridged_log_ratio_rows(f, c0, c1, 1.2, 1.4, z, 4, rng))
         return out, z
 

@@ -593,7 +593,7 @@ def test_the_specialised_swendsen_wang_draws_what_the_general_kernel_does(kind):
         aux = typed(*step.aux)
         rng = np.random.default_rng(5)
         z = np.empty(f.y.size, dtype=np.int64)
-        out = [mcmc.auxiliary_draw(f, aux, c, 1.3, z, rng), z.copy()]
+        out = [mcmc.auxiliary_draw(f, aux, c, 1.3, theta, z, rng), z.copy()]
         mcmc._sweeps(f, aux, c, 1.3, z, 2, rng)
         out.append(z.copy())
         out.extend(mcmc.relaxation(f, aux, 1.3, theta, 4, 3, rng))

@@ -6,6 +6,8 @@ move beta's posterior mean by 4 of its sds. The step's tuning checks relaxation 
 sweeps.
 """
 
+import math
+
 import numpy as np
 import pymc as pm
 import pytest
@@ -42,6 +44,12 @@ def blobs():
         random_state=0,
     )
     return X, y
+
+
+@pytest.fixture
+def no_ladder(monkeypatch):
+    """No ladder of starts, whatever the sweeps the labels need: tests of a single tuned start."""
+    monkeypatch.setattr(_steps, "LADDER_PAYBACK", math.inf)
 
 
 def _model(X, y):
@@ -217,8 +225,10 @@ def test_a_tuned_start_relaxes_sooner_than_the_observed_labels(blobs):
         tuned.append(chain.aux.sweeps)
         if chain.aux.start == mcmc.START_LABELS:
             z = chain.aux.start_labels
-            assert z.shape == y.shape and z.min() >= 0 and z.max() < 6
-            assert not np.array_equal(z, step.field.y)
+            assert z.shape == (1, y.size) and z.min() >= 0 and z.max() < 6
+            assert not np.array_equal(z[0], step.field.y)
+            np.testing.assert_array_equal(chain.aux.start_betas, [[1.5]])
+            np.testing.assert_array_equal(chain.aux.start_thetas, [3.0])
     assert all(t <= o for t, o in zip(tuned, observed))
     assert np.mean(tuned) < np.mean(observed)
 
@@ -258,6 +268,17 @@ def test_pm_sample_with_a_tuned_start(blobs, monkeypatch):
     assert settled and all(settled)
 
 
+def _single_start(aux, labels, sweeps):
+    """``aux`` starting from the fixed ``labels`` (a ladder of one rung of one draw)."""
+    return aux._replace(
+        start=mcmc.START_LABELS,
+        start_labels=labels[None].astype(aux.start_labels.dtype),
+        start_betas=np.array([[1.5]]),
+        start_thetas=np.array([3.0]),
+        sweeps=sweeps,
+    )
+
+
 def _count_starts(monkeypatch):
     """Record each start a window draws (:meth:`PottsStep._draw_start`)."""
     starts = []
@@ -271,7 +292,9 @@ def _count_starts(monkeypatch):
     return starts
 
 
-def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs, monkeypatch):
+def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(
+    blobs, monkeypatch, no_ladder
+):
     """When chains from every tuned start (TUNED_START_DRAWS of them) settle elsewhere than
     chains from the observed labels (a start in one phase at the transition), the draws start
     from the labels, with the sweeps the labels need."""
@@ -285,12 +308,12 @@ def test_a_refused_tuned_start_keeps_the_observed_labels_and_their_sweeps(blobs,
     step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
     assert chain.observed_sweeps >= 2 * AUX_SWEEPS  # so the tuned start is tried
     assert len(starts) == _steps.TUNED_START_DRAWS == 2
-    assert not np.array_equal(starts[0], starts[1])
+    assert not np.array_equal(starts[0][0], starts[1][0])
     assert chain.aux.start == mcmc.START_OBSERVED and chain.aux.start_labels.size == 0
     assert chain.aux.sweeps == chain.observed_sweeps > AUX_SWEEPS
 
 
-def test_a_second_start_is_drawn_when_the_first_is_refused(blobs, monkeypatch):
+def test_a_second_start_is_drawn_when_the_first_is_refused(blobs, monkeypatch, no_ladder):
     """A start whose chains fail their check is one draw's bad luck (digits with equal
     neighbours: one start in eight, its chain then kept the labels' 231 sweeps where the others
     took 10-40): the window draws another and takes it if its chains pass; a start that passes
@@ -311,10 +334,10 @@ def test_a_second_start_is_drawn_when_the_first_is_refused(blobs, monkeypatch):
     chain = step.chain
     chain.adaptation.window_length = 4 * FIRST_WINDOW
     step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
-    assert len(starts) == 2 and not np.array_equal(starts[0], starts[1])
+    assert len(starts) == 2 and not np.array_equal(starts[0][0], starts[1][0])
     assert verdicts[1].start == mcmc.START_LABELS
     assert chain.aux.start == mcmc.START_LABELS
-    np.testing.assert_array_equal(chain.aux.start_labels, starts[1])
+    np.testing.assert_array_equal(chain.aux.start_labels, starts[1][0])
     monkeypatch.setattr(_steps.PottsStep, "_tuned_start", real)
     starts.clear()
     with _model(X, y):
@@ -337,7 +360,7 @@ def _record_draws(monkeypatch):
     return drawn
 
 
-def test_a_second_start_is_drawn_from_the_labels(blobs, monkeypatch):
+def test_a_second_start_is_drawn_from_the_labels(blobs, monkeypatch, no_ladder):
     """The first start of a window is drawn from the current one (an earlier window's tuned
     start, with twice its sweeps); a second, after a refusal, from the observed labels with
     twice theirs: drawn from the same tuned start it would share the first's slow components."""
@@ -348,7 +371,7 @@ def test_a_second_start_is_drawn_from_the_labels(blobs, monkeypatch):
         step = pk.Exchange(rng=0)
     chain = step.chain
     chain.adaptation.window_length = 4 * FIRST_WINDOW
-    chain.aux = chain.aux._replace(start=mcmc.START_LABELS, start_labels=y.copy(), sweeps=13)
+    chain.aux = _single_start(chain.aux, y, sweeps=13)
     step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
     s = chain.observed_sweeps
     assert s >= 2 * AUX_SWEEPS
@@ -356,7 +379,7 @@ def test_a_second_start_is_drawn_from_the_labels(blobs, monkeypatch):
 
 
 def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_window(
-    blobs, monkeypatch
+    blobs, monkeypatch, no_ladder
 ):
     """The observed labels are checked at the window's 5% and 95% quantiles of beta, the tuned
     start after them, stopping one growth step below the sweeps the labels need (a start that
@@ -387,7 +410,9 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
             assert step.chain.aux.sweeps <= round(s / _steps.RELAX_GROWTH)
 
 
-def test_the_tuned_start_is_drawn_with_twice_the_sweeps_its_start_needs(blobs, monkeypatch):
+def test_the_tuned_start_is_drawn_with_twice_the_sweeps_its_start_needs(
+    blobs, monkeypatch, no_ladder
+):
     """The start is drawn once the labels' sweeps are checked, with twice those: drawn with
     the sweeps the labels needed a window before (digits with equal neighbours, beta at the
     prior's bound: 81 where the check then asked 462), it was no draw at beta yet and chains
@@ -404,10 +429,11 @@ def test_the_tuned_start_is_drawn_with_twice_the_sweeps_its_start_needs(blobs, m
     s = chain.observed_sweeps
     assert s >= 2 * AUX_SWEEPS  # more than the sweeps before the check
     assert drawn == [(mcmc.START_OBSERVED, 2 * s)]
-    chain.aux = chain.aux._replace(start=mcmc.START_LABELS, start_labels=y.copy(), sweeps=13)
-    z = step._draw_start(chain, 1.5, 3.0, s)
+    chain.aux = _single_start(chain.aux, y, sweeps=13)
+    z, betas, thetas = step._draw_start(chain, 1.5, 3.0, s)
     assert drawn[-1] == (mcmc.START_LABELS, 26)
-    assert z.shape == y.shape and not np.array_equal(z, y)
+    assert z.shape == (1, y.size) and not np.array_equal(z[0], y)
+    assert betas.tolist() == [[1.5]] and thetas.tolist() == [3.0]
 
 
 def test_a_passed_check_is_not_repeated_at_the_same_point(blobs, monkeypatch):
@@ -721,6 +747,8 @@ def test_spreads_compares_the_draws_variance_with_the_stationary_one(rng):
     sq = late_ref.mean() ** 2 + np.full(64, 25.0)  # stationary variance 25
     assert spreads(25.0, late_ref, sq) and spreads(0.85 * 25.0, late_ref, sq)
     assert not spreads(0.7 * 25.0, late_ref, sq)
+    # two-sided: draws mixed from a ladder's two rungs vary more until the sweeps close the gap
+    assert spreads(1.2 * 25.0, late_ref, sq) and not spreads(1.3 * 25.0, late_ref, sq)
 
 
 def test_spread_at_reads_the_chains_variance_within_a_factor_sqrt2_of_the_sweeps():
@@ -790,3 +818,117 @@ def test_a_tuned_start_must_settle_with_the_labels_at_the_low_end_too(blobs):
     elsewhere = (late_low + c, sq_low + 2.0 * c * late_low + c**2)
     refused = step._tuned_start(observed, start, (1.6, 1.4), 3.0, (tuple(top), elsewhere))
     assert refused is observed
+
+
+def _ladder_rows(betas, thetas, per_rung, beta, theta, draws=20_000, seed=3):
+    rng = np.random.default_rng(seed)
+    betas, thetas = np.asarray(betas, dtype=float), np.asarray(thetas, dtype=float)
+    rows = betas.size * per_rung
+    return np.array([mcmc.ladder_row(betas, thetas, rows, beta, theta, rng) for _ in range(draws)])
+
+
+def test_a_ladder_mixes_the_two_rungs_about_beta_with_linear_weights():
+    """At beta a quarter of the way from one rung to the next, the start is a draw of the lower
+    rung three times in four (uniformly among its draws), of the upper once; at a rung, of that
+    rung; outside the rungs, of the nearer end. (A start from the nearer rung alone, off to
+    first order in the spacing, fails the first.)"""
+    betas, per_rung = [[1.0, 2.0, 3.0]], 4
+    rows = _ladder_rows(betas, [5.0], per_rung, 1.25, 5.0)
+    counts = np.bincount(rows, minlength=12)
+    share_lower = counts[:4].sum() / rows.size
+    assert abs(share_lower - 0.75) < 4 * np.sqrt(0.75 * 0.25 / rows.size)
+    assert counts[8:].sum() == 0
+    assert counts[:4].min() > 0.9 * counts[:4].mean()  # uniform within the rung
+    for beta, rung in ((2.0, 1), (0.5, 0), (3.7, 2), (3.0, 2)):
+        assert set(_ladder_rows(betas, [5.0], per_rung, beta, 5.0, draws=200) // per_rung) == {rung}
+
+
+def test_a_ladder_starts_from_the_rungs_of_the_nearest_theta():
+    """Each value of ``k`` has its own rungs (its own betas); a draw at another ``k`` starts
+    from the nearest value's (the first of two equally near)."""
+    betas = [[1.0, 2.0], [1.5, 2.5], [0.5, 1.0]]
+    for theta, group in ((6.0, 1), (5.0, 0), (7.6, 2), (100.0, 2), (1.0, 0)):
+        rows = _ladder_rows(betas, [4.0, 6.0, 9.0], 3, 1.75, theta, draws=300)
+        assert set(rows // 6) == {group}
+    # at (1.75, k = 6) a quarter of the way from 1.5 to 2.5
+    rows = _ladder_rows(betas, [4.0, 6.0, 9.0], 3, 1.75, 6.0)
+    assert abs(np.mean(rows >= 9) - 0.25) < 4 * np.sqrt(0.25 * 0.75 / rows.size)
+
+
+def test_a_single_start_draws_no_random_number():
+    """One row: the start is that row and the stream is left as it was, so a single tuned
+    start's draws are those of a fixed start."""
+    rng = np.random.default_rng(7)
+    assert mcmc.ladder_row(np.array([[1.5]]), np.array([3.0]), 1, 2.0, 4.0, rng) == 0
+    assert rng.random() == np.random.default_rng(7).random()
+
+
+def test_a_ladder_is_drawn_where_the_next_window_repays_it(blobs):
+    """The rungs of the chain's ``k`` put the window's low and top of beta midway between two;
+    every other frequent ``k`` gets rungs as far apart, ending at its own top. No ladder for a
+    window too short to repay its draws, nor for a beta span within ``RELAX_SAME``, nor before a
+    low end is known."""
+    X, y = blobs
+    step = _settled_step(X, y, 1, [[3, 1.6], [5, 1.2]])
+    chain = step.chain
+    R = _steps.LADDER_RUNGS
+    s = 40
+    cost = 2 * R * RELAX_CHAINS * 2 * s * _steps.LADDER_PAYBACK
+    chain.adaptation.window_length = int(np.ceil(cost / (s - AUX_SWEEPS)))
+    ladder = step._ladder(chain, 1.6, 1.4, 3.0, s)
+    assert [value for value, _ in ladder] == [3.0, 5.0]
+    mine, other = ladder[0][1], ladder[1][1]
+    assert mine.size == other.size == R and np.all(np.diff(mine) > 0)
+    for end in (1.4, 1.6):
+        j = np.searchsorted(mine, end)
+        assert mine[j - 1] < end < mine[j]
+        assert end == pytest.approx((mine[j - 1] + mine[j]) / 2)
+    np.testing.assert_allclose(other, mine - 0.4)
+    chain.adaptation.window_length -= 1
+    assert step._ladder(chain, 1.6, 1.4, 3.0, s) is None
+    chain.adaptation.window_length *= 10
+    assert step._ladder(chain, 1.6, 1.4, 3.0, s) is not None
+    assert step._ladder(chain, 1.6, 1.6 * (1 - 0.9 * _steps.RELAX_SAME), 3.0, s) is None
+    assert step._ladder(chain, 1.6, None, 3.0, s) is None
+
+
+def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, monkeypatch):
+    """Where a window repays it, the tuned start is a ladder: ``RELAX_CHAINS`` draws at each
+    rung of each frequent ``k``, each from the observed labels at its rung's beta and ``k``,
+    checked as a single start is (here: taken, its checks made to pass), and the draws then
+    start from its rows; the moves' share still prices a draw at the labels' sweeps."""
+    X, y = blobs
+    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
+    monkeypatch.setattr(_steps, "spreads", lambda *args: True)
+    rungs_drawn = []
+    real = mcmc.relaxation_sweeps
+
+    def recording(f, aux, beta, theta, labels, energies, done, upto, first, rng):
+        if first > upto:  # a ladder's draws record no energies; the checks' chains do
+            rungs_drawn.append((beta, theta))
+        return real(f, aux, beta, theta, labels, energies, done, upto, first, rng)
+
+    monkeypatch.setattr(mcmc, "relaxation_sweeps", recording)
+    step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
+    chain = step.chain
+    chain.adaptation.window_length = 10**7
+    step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+    aux = chain.aux
+    assert aux.start == mcmc.START_LABELS and chain.relaxed
+    assert aux.sweeps < chain.observed_sweeps == chain.adaptation.aux_sweeps
+    R = _steps.LADDER_RUNGS
+    assert aux.start_labels.shape == (2 * R * RELAX_CHAINS, y.size)
+    assert aux.start_thetas.tolist() == [3.0, 4.0] and aux.start_betas.shape == (2, R)
+    assert rungs_drawn == [(b, k) for k, row in zip((3.0, 4.0), aux.start_betas) for b in row]
+    assert aux.start_labels.min() >= 0 and aux.start_labels.max() < 6
+    # draws from the same rung differ: each is a chain of its own from the labels
+    rung = aux.start_labels[:RELAX_CHAINS]
+    assert len({r.tobytes() for r in rung}) == RELAX_CHAINS
+    f, rng = step.field, np.random.default_rng(0)
+    z = np.empty(y.size, dtype=np.int64)
+    c = mcmc.coupling(f, 4.0, False)
+    for j in (0, R - 1):  # at a rung's beta, a draw starts from that rung's rows alone
+        b = aux.start_betas[1, j]
+        mcmc.auxiliary_draw(f, aux._replace(sweeps=0), c, b, 4.0, z, rng)
+        rows = aux.start_labels[(R + j) * RELAX_CHAINS : (R + j + 1) * RELAX_CHAINS]
+        assert any(np.array_equal(z, r) for r in rows)

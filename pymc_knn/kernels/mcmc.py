@@ -249,14 +249,18 @@ def by_field_kind(knn, dnn):
 class Auxiliary(NamedTuple):
     """The method and its auxiliary draws: a Markov chain sampler's draw runs ``sweeps`` sweeps
     from ``start``: the observed labels (``START_OBSERVED``), uniform labels (``START_RANDOM``)
-    or the fixed ``start_labels`` (``START_LABELS``; in the field's order)."""
+    or a row of the fixed ``start_labels`` (``START_LABELS``; in the field's order): a ladder
+    of draws, for each of the ``start_thetas`` (``k`` or ``sigma``) at the non-decreasing betas of
+    its row of ``start_betas``, ``rows / start_betas.size`` draws at each (:func:`ladder_row`)."""
 
     method: int
     sampler: int
     sweeps: int
     start: int
     max_sweeps: int
-    start_labels: np.ndarray  # int64 (n,) for START_LABELS, else empty
+    start_labels: np.ndarray  # (rows, n), a small integer type, for START_LABELS, else empty
+    start_betas: np.ndarray  # float64 (thetas, rungs) for START_LABELS, else empty
+    start_thetas: np.ndarray  # float64 (thetas,) for START_LABELS, else empty
 
 
 class SwendsenWangAuxiliary(Auxiliary):
@@ -486,9 +490,41 @@ def _edges_energy(c, z, a):
 
 
 @njit(cache=True)
-def _start_labels(f, aux, z, rng):
+def ladder_row(betas, thetas, rows, beta, theta, rng):
+    """A row of a ladder (:class:`Auxiliary`) to start a draw at ``(beta, theta)`` from: among
+    the rungs of the nearest of ``thetas`` (the first of equals), of the two about ``beta`` the
+    upper with probability ``(beta - below) / (above - below)`` (past the end rungs, the end
+    one), then one of its draws, uniformly. The start's law is then the two rungs' stationary
+    laws mixed with linear weights: its mean energy is the stationary one at ``beta`` to second
+    order in the rungs' spacing, where the nearer rung alone would be off to first order. No
+    random number is drawn where there is one row (a single start keeps its draws)."""
+    g = 0
+    for h in range(1, thetas.size):
+        if abs(thetas[h] - theta) < abs(thetas[g] - theta):
+            g = h
+    b = betas[g]
+    rungs = b.size
+    j = 0
+    if rungs > 1:
+        if beta >= b[rungs - 1]:
+            j = rungs - 1
+        elif beta > b[0]:
+            while b[j + 1] <= beta:
+                j += 1
+            if rng.random() * (b[j + 1] - b[j]) < beta - b[j]:
+                j += 1
+    per_rung = rows // betas.size
+    return (g * rungs + j) * per_rung + (rng.integers(0, per_rung) if per_rung > 1 else 0)
+
+
+@njit(cache=True)
+def _start_labels(f, aux, z, rng, beta, theta):
     if aux.start == START_LABELS:
-        z[:] = aux.start_labels
+        r = ladder_row(
+            aux.start_betas, aux.start_thetas, aux.start_labels.shape[0], beta, theta, rng
+        )
+        for i in range(z.size):
+            z[i] = aux.start_labels[r, i]
     elif aux.start == START_OBSERVED:
         z[:] = f.y
     else:
@@ -532,9 +568,10 @@ _sweeps_of = by_type(((SwendsenWangAuxiliary, _swendsen_wang_sweeps),), _any_swe
 
 
 @njit(cache=True)
-def auxiliary_draw(f, aux, c, beta, z, rng):
-    """``z <- z ~ f(. | beta, theta)`` at couplings ``c``; returns ``(sweeps, exact)``."""
-    _start_labels(f, aux, z, rng)
+def auxiliary_draw(f, aux, c, beta, theta, z, rng):
+    """``z <- z ~ f(. | beta, theta)`` at couplings ``c`` (``theta``'s); returns ``(sweeps,
+    exact)``."""
+    _start_labels(f, aux, z, rng, beta, theta)
     return _draw_of(aux, f, c, beta, z, rng)
 
 
@@ -592,7 +629,7 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, 
     for r in range(labels.shape[0]):
         check_signals()
         if done == 0:
-            _start_labels(f, aux, z, rng)
+            _start_labels(f, aux, z, rng, beta, theta)
         else:
             for i in range(z.size):
                 z[i] = labels[r, i]
@@ -642,11 +679,25 @@ def relaxation(f, aux, beta, theta, sweeps, replicates, rng):
     return relaxation_windows(energies, sweeps)
 
 
+def label_dtype(G):
+    """The smallest integer type that holds the labels of ``G`` classes."""
+    return np.int8 if G <= 127 else np.int16 if G <= 32767 else np.int64
+
+
+NO_BETAS, NO_THETAS = np.empty((0, 0)), np.empty(0)
+"""``start_betas`` and ``start_thetas`` of an :class:`Auxiliary` that starts elsewhere than at
+fixed labels."""
+
+
+def no_start_labels(G):
+    """``start_labels`` of an :class:`Auxiliary` that starts elsewhere than at fixed labels
+    (typed as a ladder of ``G`` classes' labels is, so that both compile to one kernel)."""
+    return np.empty((0, 0), dtype=label_dtype(G))
+
+
 def relaxation_state(f, replicates, max_sweeps):
     """Empty ``(labels, energies)`` for :func:`relaxation_sweeps` up to ``2 * max_sweeps``."""
-    G = f.class_weights.size
-    dtype = np.int8 if G <= 127 else np.int16 if G <= 32767 else np.int64
-    labels = np.empty((replicates, f.y.size), dtype=dtype)
+    labels = np.empty((replicates, f.y.size), dtype=label_dtype(f.class_weights.size))
     return labels, np.full((replicates, 2 * max_sweeps + 1), np.nan)
 
 
@@ -792,10 +843,10 @@ def bridged_log_ratio_rows(
 
 
 @njit(cache=True)
-def _exchange_term(f, aux, c0, c1, beta0, beta1, same_graph, bridge, z, rng):
+def _exchange_term(f, aux, c0, c1, beta0, beta1, theta1, same_graph, bridge, z, rng):
     """``z ~ f(. | theta1)`` and the exchange ratio's auxiliary term (bridged for a graph move
     when ``bridge > 0``); returns ``(term, sweeps, exact, E_theta1(z))``."""
-    used, exact = auxiliary_draw(f, aux, c1, beta1, z, rng)
+    used, exact = auxiliary_draw(f, aux, c1, beta1, theta1, z, rng)
     if same_graph:
         ez1 = _energy(f, c1, z)
         return beta0 * ez1 - beta1 * ez1, used, exact, ez1
@@ -1220,7 +1271,7 @@ screened, cache
     if aux.method == MOLLER:
         c_hat = coupling(f, plug_in[1], need_csr)
         if plug_in[2] == 0.0:
-            auxiliary_draw(f, aux, c0, beta0, z, rng)
+            auxiliary_draw(f, aux, c0, beta0, theta0, z, rng)
             plug_in[2] = 1.0
         ez_hat, ez0 = _energies(f, c_hat, c0, z)
     else:
@@ -1293,7 +1344,7 @@ screened, cache
                         if kind == JUMP_MOVE and bridged > 0 and p.bridge_unit > 0.0:
                             bridged = min(p.max_bridge, JUMP_BRIDGE * (bridged + 1) - 1)
                     term, used, exact, aux_energy = _exchange_term(
-                        f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng
+                        f, aux, c0, c1, beta0, beta1, theta1, same, bridged, z1, rng
                     )
                     log_r += term
                     sweeps_sum += used
@@ -1304,12 +1355,12 @@ screened, cache
                         # tuning: a second estimate of the same ratio measures its noise, here
                         # per unit of the move's size and per field (x 2)
                         term2, used, exact, _ = _exchange_term(
-                            f, aux, c0, c1, beta0, beta1, same, bridged, z1, rng
+                            f, aux, c0, c1, beta0, beta1, theta1, same, bridged, z1, rng
                         )
                         noise[t, 0] = (term - term2) ** 2 * (bridged + 1.0) / delta
                         noise[t, 1], noise[t, 2] = theta0, theta1
                 else:
-                    used, exact = auxiliary_draw(f, aux, c1, beta1, z1, rng)
+                    used, exact = auxiliary_draw(f, aux, c1, beta1, theta1, z1, rng)
                     sweeps_sum += used
                     n_draws += 1
                     if not exact:

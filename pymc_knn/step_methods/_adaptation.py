@@ -251,9 +251,11 @@ def spreads(spread, late_ref, late_sq_ref) -> bool:
     """Whether auxiliary draws from a tuned start vary as stationary draws do: the energy's
     variance across chains from the start about the draws' sweeps
     (:func:`pymc_knn.kernels.mcmc.spread_at`) at least ``1 - SPREAD_TOL`` of the variance of the
-    reference's late windows (chains from the observed labels)."""
+    reference's late windows (chains from the observed labels), and at most ``1 / (1 -
+    SPREAD_TOL)`` of it (draws from a ladder's two rungs vary more until their sweeps close the
+    rungs' gap, and a wider auxiliary energy widens the posterior)."""
     stationary = float(late_sq_ref.mean() - late_ref.mean() ** 2)
-    return spread >= (1.0 - SPREAD_TOL) * stationary
+    return (1.0 - SPREAD_TOL) * stationary <= spread <= stationary / (1.0 - SPREAD_TOL)
 
 
 def iterations_for(tau: float, target: float = TARGET_TAU) -> float:
@@ -322,7 +324,7 @@ class Adaptation:
     bridge_origin: int = 0
     max_bridge: int = MAX_BRIDGE
     delayed: int = 0  # mcmc.SCREEN_*
-    aux_sweeps: int = 10
+    aux_sweeps: int = 10  # a draw's sweeps from the observed labels, at which moves are priced
     fields_per_move: float = 0.0
     balanced: float = math.nan  # the share of graph moves that evens the taus (nan: not yet)
     log_scale: float = field(init=False)
@@ -427,7 +429,15 @@ class Adaptation:
         return self.futile_at, self.p_graph, self.p_graph
 
     def _graph_share(self, time) -> float:
-        """Probability of a graph move such that graph moves take ``time`` of the time."""
+        """Probability of a graph move such that graph moves take ``time`` of the time, a
+        draw priced at ``aux_sweeps``: the sweeps a draw needs from the observed labels, not
+        from a tuned start. A tuned start makes every draw cheaper, beta's and the graph
+        moves' alike, and priced at its sweeps the graph moves' bridging fields would weigh
+        more and get fewer iterations: on blobs4 (four clusters in 3-d, equal neighbours),
+        whose ``k`` sets the iterations a draw, chains whose ladder of starts ran 10 sweeps a
+        draw (the labels' 40) made graph moves in 11-13% of their iterations instead of
+        25-33%, and chose twice the iterations a draw (benchmarks/README.md, "A ladder of
+        tuned starts, and the moves' share priced at the labels' sweeps")."""
         if not self.graph_discrete.size or not self.n_free:
             return float(self.graph_discrete.size > 0)
         cost = 1.0 + 2.0 * self.fields_per_move / max(self.aux_sweeps, 1)

@@ -55,7 +55,6 @@ from ._tractable import TractableLogp
 
 __all__ = ["Exchange", "Moller", "PottsStep", "PseudoLikelihoodMetropolis", "current_model"]
 
-_NO_LABELS = np.empty(0, dtype=np.int64)
 MAX_ITERATIONS_PER_DRAW = 1000
 """Default bound on the iterations per draw chosen during tuning."""
 RELAX_SAME = 0.02
@@ -111,6 +110,17 @@ one far in its law's tail take as long as the labels' to settle. Of eight starts
 point of digits with equal neighbours seven passed the mean's checks at 10-81 sweeps and one
 failed; in a fit, the chain whose start failed kept the labels' 231 sweeps where the other
 three took 10-40 (benchmarks/README.md, "A second tuned start, and the spread of its draws")."""
+LADDER_RUNGS = 5
+"""Rungs of a ladder of tuned starts (:meth:`PottsStep._ladder`): a draw at beta' starts from a
+draw at one of the two rungs about it, chosen with linear weights, so that the start's mean
+energy is the stationary one to second order in the spacing, and its law is the stationary one
+but for the two rungs' difference, which the draw's sweeps then shrink. With the window's 5% and
+95% quantiles of beta midway between rungs, five rungs are about 1.1 posterior sds apart; on
+blobs4 with equal neighbours draws from such a ladder were within about 0.1 stationary sds of
+the mean energy and had 0.85-1.21 of its variance after 10 sweeps, where a single start needed
+28 and the labels 57 (benchmarks/README.md, "A ladder of tuned starts")."""
+LADDER_PAYBACK = 1.0
+"""How many times over the next window's cheaper sweeps must repay a ladder's draws."""
 LOCALITY_WIDTH = 5
 """Nearest neighbours each point's breadth-first search follows (5 and 10 measured alike)."""
 
@@ -396,6 +406,7 @@ class PottsStep(BlockedStep):
             start = "tuned" if tuned else "observed"
         self.start = start
         self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
+        self._no_labels = mcmc.no_start_labels(self.term.n_classes)
         typed = mcmc.SwendsenWangAuxiliary if self.sampler == "swendsen_wang" else mcmc.Auxiliary
         return typed(
             self.method,
@@ -403,7 +414,18 @@ class PottsStep(BlockedStep):
             self.sweeps or AUX_SWEEPS,
             self._start_code,
             self.max_sweeps,
-            _NO_LABELS,
+            self._no_labels,
+            mcmc.NO_BETAS,
+            mcmc.NO_THETAS,
+        )
+
+    def _observed(self, aux) -> mcmc.Auxiliary:
+        """``aux`` starting from the observed labels (or uniform ones, ``start="random"``)."""
+        return aux._replace(
+            start=self._start_code,
+            start_labels=self._no_labels,
+            start_betas=mcmc.NO_BETAS,
+            start_thetas=mcmc.NO_THETAS,
         )
 
     def _knn_points(self) -> int:
@@ -830,22 +852,74 @@ class PottsStep(BlockedStep):
     def _window_closed(self, chain):
         """Hook run when an adaptation window closes (Møller moves its plug-in)."""
 
-    def _draw_start(self, chain, beta, theta, s, from_labels=False) -> np.ndarray:
-        """Labels for the auxiliary chains to start from: a draw at the latest window's mean
-        beta and the current ``k`` or ``sigma``, from the current start (``from_labels``: from
-        the observed labels) with twice the sweeps it needs: a tuned start's own, the observed
+    def _draw_start(self, chain, beta, theta, s, from_labels=False, ladder=None):
+        """Labels for the auxiliary chains to start from, as ``(rows, betas, thetas)`` of
+        :class:`mcmc.Auxiliary`'s ``start_labels``, ``start_betas`` and ``start_thetas``.
+
+        Without a ``ladder``, one draw at the latest window's mean ``beta`` and the current
+        ``theta`` (``k`` or ``sigma``), from the current start (``from_labels``: from the
+        observed labels) with twice the sweeps it needs: a tuned start's own, the observed
         labels' ``s`` (this window's check). With the sweeps the labels needed before this
         window's check (digits with equal neighbours, beta at the prior's bound 4: 81, where
         the check then asked 462), the start was not yet a draw at beta, and chains from it
-        needed 231 sweeps to relax where the other chains' starts needed 20-57."""
-        aux = chain.aux
-        if from_labels:
-            aux = aux._replace(start=self._start_code, start_labels=_NO_LABELS)
+        needed 231 sweeps to relax where the other chains' starts needed 20-57.
+
+        With a ``ladder`` (:meth:`_ladder`: for each ``theta``, its rungs' betas), at each rung
+        ``RELAX_CHAINS`` draws from the observed labels with ``2 s`` sweeps, from which a draw
+        at ``(beta', theta')`` starts (:func:`mcmc.ladder_row`)."""
+        f = self.field
+        if ladder is not None:
+            observed = self._observed(chain.aux)
+            betas = np.array([rungs for _, rungs in ladder], dtype=float)
+            # one array filled in place: at 10^5 points a ladder holds 32 MB a value of k
+            rows = np.empty((betas.size * RELAX_CHAINS, f.y.size), dtype=self._no_labels.dtype)
+            energies = np.full((RELAX_CHAINS, 1), np.nan)  # none recorded
+            i = 0
+            for value, rungs in ladder:
+                for b in rungs:
+                    mcmc.relaxation_sweeps(
+                        f,
+                        observed,
+                        b,
+                        value,
+                        rows[i * RELAX_CHAINS : (i + 1) * RELAX_CHAINS],
+                        energies,
+                        0,
+                        2 * s,
+                        2 * s + 1,
+                        self.rng,
+                    )
+                    i += 1
+            return rows, betas, np.array([value for value, _ in ladder])
+        aux = self._observed(chain.aux) if from_labels else chain.aux
         sweeps = aux.sweeps if aux.start == mcmc.START_LABELS else s
-        z = np.empty(self.field.y.size, dtype=np.int64)
-        c = mcmc.coupling(self.field, theta, aux.sampler != mcmc.SWENDSEN_WANG)
-        mcmc.auxiliary_draw(self.field, aux._replace(sweeps=2 * sweeps), c, beta, z, self.rng)
-        return z
+        z = np.empty(f.y.size, dtype=np.int64)
+        c = mcmc.coupling(f, theta, aux.sampler != mcmc.SWENDSEN_WANG)
+        mcmc.auxiliary_draw(f, aux._replace(sweeps=2 * sweeps), c, beta, theta, z, self.rng)
+        return z[None].astype(self._no_labels.dtype), np.array([[beta]]), np.array([theta])
+
+    def _ladder(self, chain, top, low, theta, s):
+        """Where a ladder of tuned starts (:meth:`_draw_start`) is drawn, as ``(theta, rungs)``
+        pairs, or ``None`` for a single start. For a window whose beta spans ``[low, top]`` (its
+        5% and 95% quantiles) at ``theta``, ``LADDER_RUNGS`` rungs a ``LADDER_RUNGS - 2``-th of
+        the span apart, so that ``low`` and ``top``, where the draws are checked, lie midway
+        between two (where a start mixed from two strays most); the same for every other value
+        of ``k`` the window visited often, its span ending at its own top
+        (:meth:`Adaptation.frequent_values`, checked there too: :meth:`_check_frequent`). Only
+        where the next window's iterations, each ``s - AUX_SWEEPS`` sweeps cheaper, repay the
+        ladder's draws (each ``2 s`` sweeps) ``LADDER_PAYBACK`` times (its checks, and a second
+        ladder where the first fails, not counted)."""
+        if low is None or abs(top - low) <= RELAX_SAME * top:
+            return None
+        tops = [(theta, top)] + [
+            (value, t) for value, t in chain.adaptation.window_values if value != theta
+        ]
+        cost = len(tops) * LADDER_RUNGS * RELAX_CHAINS * 2 * s
+        if chain.adaptation.window_length * (s - AUX_SWEEPS) < LADDER_PAYBACK * cost:
+            return None
+        h = (top - low) / (LADDER_RUNGS - 2)
+        steps = h * (np.arange(LADDER_RUNGS) - LADDER_RUNGS + 1.5)
+        return [(value, np.maximum(t + steps, 0.0)) for value, t in tops]
 
     def _check(
         self,
@@ -862,10 +936,11 @@ class PottsStep(BlockedStep):
         """The fewest sweeps from ``s`` (growing by ``RELAX_GROWTH``, at most ``limit``) after
         which ``chains`` auxiliary chains from ``aux``'s start have relaxed at ``(beta,
         theta)`` (:func:`relaxed`) and, given a ``reference`` (the late windows of chains from
-        the observed labels), settled where those did (:func:`agrees`) and spread as far
-        (:func:`spreads`: draws from one start vary too little until its sweeps outlast the
-        field's slow components); a check that fails extends the same chains to the next
-        sweeps (cost: the last check's). With ``confirm``, a failure at ``s`` itself is checked
+        the observed labels), settled where those did (:func:`agrees`) and spread as far and
+        no farther (:func:`spreads`: draws from one start vary too little until its sweeps
+        outlast the field's slow components, a ladder's too much until they close the gap
+        between its rungs); a check that fails extends the same chains to the next sweeps
+        (cost: the last check's). With ``confirm``, a failure at ``s`` itself is checked
         again on fresh chains, and only a second failure counts. ``rng`` is the step's by
         default. Returns ``(s, passed, late, late_sq)``."""
         limit = MAX_AUX_SWEEPS if limit is None else limit
@@ -899,9 +974,10 @@ class PottsStep(BlockedStep):
         first window's do not bind the later ones, so the first window's check runs only
         ``FIRST_RELAX_CHAINS`` and at ``beta`` only; at most ``MAX_AUX_SWEEPS``) and, given the
         window's ``mean`` (``start="tuned"``), a start drawn there once those sweeps are known
-        (:meth:`_draw_start`), used with fewer sweeps (from ``AUX_SWEEPS``) if chains from it
-        settle where the chains from the observed labels do and vary as much, at ``beta`` and
-        at ``low`` (:meth:`_tuned_start`); a start that fails is followed by a second
+        (:meth:`_draw_start`; a ladder of starts where it repays its draws, :meth:`_ladder`),
+        used with fewer sweeps (from ``AUX_SWEEPS``) if chains from it settle where the chains
+        from the observed labels do and vary as much, at ``beta`` and at ``low``
+        (:meth:`_tuned_start`); a start that fails is followed by a second
         (``TUNED_START_DRAWS``) before the observed labels are kept.
 
         Chains from the labels may relax slowest below the mean: on eight classes with equal
@@ -936,7 +1012,7 @@ class PottsStep(BlockedStep):
             skip = abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t
         if not skip:
             chain.tuned_tried = chain.tuned_tried or mean is not None
-            observed = chain.aux._replace(start=self._start_code, start_labels=_NO_LABELS)
+            observed = self._observed(chain.aux)
             ok_low, ref_low = True, None
             settled = chain.adaptation.settled
             if settled and low is not None and abs(beta - low) > RELAX_SAME * beta:
@@ -950,10 +1026,12 @@ class PottsStep(BlockedStep):
             aux = observed._replace(sweeps=s)
             if mean is not None and ok and s >= 2 * AUX_SWEEPS:
                 betas = (beta,) if low is None else (beta, low)
+                ladder = self._ladder(chain, beta, low, theta, s)
                 for attempt in range(TUNED_START_DRAWS):
-                    # a second start from the labels: one drawn from the same tuned start as
-                    # the first would share its slow components
-                    start = self._draw_start(chain, mean, theta, s, from_labels=attempt > 0)
+                    # a second single start from the labels: one drawn from the same tuned
+                    # start as the first would share its slow components (a ladder's rows are
+                    # all drawn from the labels)
+                    start = self._draw_start(chain, mean, theta, s, attempt > 0, ladder)
                     tuned = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
                     if tuned.start == mcmc.START_LABELS:
                         aux = tuned
@@ -966,7 +1044,7 @@ class PottsStep(BlockedStep):
             ok, aux = self._check_frequent(chain, theta, s, ok, aux)
         chain.aux = aux
         chain.relaxed = ok
-        chain.adaptation.aux_sweeps = aux.sweeps
+        chain.adaptation.aux_sweeps = max(aux.sweeps, chain.observed_sweeps)
 
     def _side_rng(self) -> np.random.Generator:
         """A stream jumped ahead of the step's (the step's own where its bit generator cannot
@@ -991,7 +1069,7 @@ class PottsStep(BlockedStep):
         The checks draw from a stream jumped ahead of the step's, so a chain whose checks all
         pass keeps its draws. Returns ``(ok, aux)``."""
         rng = self._side_rng()
-        observed = aux._replace(start=self._start_code, start_labels=_NO_LABELS)
+        observed = self._observed(aux)
         need = s
         for value, beta in chain.adaptation.window_values:
             if value == theta:
@@ -1013,18 +1091,21 @@ class PottsStep(BlockedStep):
 
     def _tuned_start(self, observed, start, betas, theta, references):
         """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
-        and the fewest sweeps, at most one growth step below ``s`` (``s / RELAX_GROWTH``),
-        after which chains from it pass :meth:`_check` at each of ``betas``, settling (and
-        spreading) where the chains from the observed labels did at each beta with
-        ``references`` (their late windows; ``None``: relaxing is enough); or ``observed``
-        itself when they do not. On
-        the eight classes with equal neighbours a start checked for agreement at the top of
-        beta only passed with 115-163 sweeps and left its chain 0.2 of beta's sd low; the
-        labels' chains checked at the low end too are within 0.15 sd. A beta within
+        (a single one or a ladder: :meth:`_draw_start`) and the fewest sweeps, at most one
+        growth step below ``s`` (``s / RELAX_GROWTH``), after which chains from it pass
+        :meth:`_check` at each of ``betas``, settling (and spreading) where the chains from the
+        observed labels did at each beta with ``references`` (their late windows; ``None``:
+        relaxing is enough); or ``observed`` itself when they do not. On the eight classes with
+        equal neighbours a start checked for agreement at the top of beta only passed with
+        115-163 sweeps and left its chain 0.2 of beta's sd low; the labels' chains checked at
+        the low end too are within 0.15 sd. A beta within
         ``RELAX_SAME`` of the first is not checked again (as in :meth:`_relax`): once the
         posterior has narrowed, the window's quantiles are one point."""
         limit = max(AUX_SWEEPS, round(observed.sweeps / RELAX_GROWTH))
-        tuned = observed._replace(start=mcmc.START_LABELS, start_labels=start)
+        rows, rungs, thetas = start
+        tuned = observed._replace(
+            start=mcmc.START_LABELS, start_labels=rows, start_betas=rungs, start_thetas=thetas
+        )
         s_t = AUX_SWEEPS
         for i, b in enumerate(betas):
             if i and abs(b - betas[0]) <= RELAX_SAME * betas[0]:
@@ -1071,7 +1152,7 @@ class PottsStep(BlockedStep):
         ]
         modes, values = [], []
         for j in ks:
-            modes.append(self._beta_mode(j, beta, chain.aux.sweeps))
+            modes.append(self._beta_mode(j, beta, chain.adaptation.aux_sweeps))
             if free:
                 # beta's own value: the modes on its transformed scale, where a mode past the
                 # prior's bound (digits: beta piles at 4 under U(0, 4)) has no value: the ridge
@@ -1370,9 +1451,13 @@ _PARAMETERS = """
         adaptation window closes, then labels drawn at the window's mean beta whenever chains
         from them relax, at the window's 5% and 95% quantiles of beta, in fewer sweeps than
         the observed labels need (by a growth step, a factor sqrt(2), at least), settle
-        where those do and vary as much, less a fifth at most (a window whose start fails
-        draws a second; docs/inference.md); fixed after tuning. "auto": "tuned" on a kNN term
-        of 500 points or more (with tuned sweeps), else "observed".
+        where those do and vary as much, between four fifths and five fourths of their
+        variance (a window whose start fails draws a second; docs/inference.md); where the
+        next window repays it, a ladder of such labels, 64 at each of five betas across the
+        window's span for each frequent ``k``, a draw starting from the rungs about its beta;
+        the share of graph moves prices a draw at the observed labels' sweeps; fixed after
+        tuning. "auto": "tuned" on a kNN
+        term of 500 points or more (with tuned sweeps), else "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
