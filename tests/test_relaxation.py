@@ -682,6 +682,37 @@ def test_a_tuned_start_that_settles_elsewhere_at_a_frequent_k_is_dropped(blobs, 
     assert step.chain.aux.sweeps == step.chain.observed_sweeps > AUX_SWEEPS
 
 
+def test_a_tuned_start_takes_more_sweeps_where_a_frequent_k_needs_them(blobs, monkeypatch):
+    """A tuned start whose chains settle with the labels' at another frequent ``k`` only after
+    more sweeps (here: its first check there and the fresh chains confirming it fail) is kept
+    with those sweeps, at most one growth step below the labels' there."""
+    X, y = blobs
+    chosen, refusals = [], []
+    real_agrees, real_tuned = _steps.agrees, _steps.PottsStep._tuned_start
+
+    def chosen_first(self, *args):
+        aux = real_tuned(self, *args)
+        chosen.append(aux)
+        return aux
+
+    def agrees_after_two(*args):  # at the other k: the first check and its confirmation fail
+        if chosen and len(refusals) < 2:
+            refusals.append(args)
+            return False
+        return real_agrees(*args)
+
+    monkeypatch.setattr(_steps.PottsStep, "_tuned_start", chosen_first)
+    monkeypatch.setattr(_steps, "agrees", agrees_after_two)
+    step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
+    step._relax(step.chain, 1.6, 3.0, low=1.4, mean=1.5)
+    aux, first = step.chain.aux, chosen[0]
+    assert first.start == mcmc.START_LABELS and len(refusals) == 2
+    assert aux.start == mcmc.START_LABELS and step.chain.relaxed
+    assert aux.sweeps == round(first.sweeps * _steps.RELAX_GROWTH)
+    assert aux.sweeps <= round(step.chain.value_sweeps[4.0] / _steps.RELAX_GROWTH)
+    np.testing.assert_array_equal(aux.start_labels, first.start_labels)
+
+
 def test_a_confirmed_check_grows_only_after_two_failures(blobs, monkeypatch):
     """With ``confirm``, one failure at the first sweeps is checked again on fresh chains: a
     single chance failure keeps the sweeps, two in a row grow them."""
