@@ -25,6 +25,8 @@ from pymc_knn.step_methods._adaptation import (
     RELAX_QUANTILE,
     Adaptation,
     agrees,
+    energy_time,
+    forgotten,
     relaxed,
     spreads,
 )
@@ -410,6 +412,82 @@ def test_a_tuned_start_is_checked_below_the_labels_sweeps_and_once_on_a_narrow_w
             assert step.chain.aux.sweeps <= round(s / _steps.RELAX_GROWTH)
 
 
+def _ar1_energies(rng, tau, sweeps):
+    """Energies of ``RELAX_CHAINS`` stationary chains whose correlation decays as
+    ``exp(-t / tau)``, for ``2 * sweeps`` sweeps."""
+    rho = math.exp(-1.0 / tau)
+    e = np.empty((RELAX_CHAINS, 2 * sweeps + 1))
+    e[:, 0] = rng.normal(size=RELAX_CHAINS)
+    for t in range(1, e.shape[1]):
+        e[:, t] = rho * e[:, t - 1] + math.sqrt(1 - rho**2) * rng.normal(size=RELAX_CHAINS)
+    return e
+
+
+def test_the_energys_time_is_read_off_the_late_windows(rng):
+    """From the late windows of chains whose energy forgets as ``exp(-t / tau)``: ``tau``, read
+    high rather than low (a window of 8 readings lacks its slow part), and whether the chains
+    ran ``tau``. Chains whose energies differ but do not vary within a window are frozen
+    (``inf``: never forgotten); chains that all sit at one energy have nothing to forget."""
+    s = 200
+    for tau, ran in ((20.0, True), (80.0, True), (400.0, False)):
+        _, late, late_sq = mcmc.relaxation_windows(_ar1_energies(rng, tau, s), s)
+        assert 0.85 <= energy_time(late, late_sq, s) / tau <= 3.0
+        assert forgotten(late, late_sq, s) == ran
+    frozen = np.repeat(rng.normal(size=(RELAX_CHAINS, 1)), 2 * s + 1, axis=1)
+    _, late, late_sq = mcmc.relaxation_windows(frozen, s)
+    assert math.isinf(energy_time(late, late_sq, s)) and not forgotten(late, late_sq, s)
+    _, late, late_sq = mcmc.relaxation_windows(np.full((RELAX_CHAINS, 2 * s + 1), 7.0), s)
+    assert energy_time(late, late_sq, s) == 0.0 and forgotten(late, late_sq, s)
+
+
+def test_start_memory_is_the_slope_of_the_energy_on_the_starts(rng):
+    """Chains from different starts (a ladder's rows) whose energy keeps ``exp(-t / tau)`` of
+    its start's deviation: the slope read about ``s`` sweeps is that share at ``s`` (within the
+    noise of 64 chains, about 0.12, and a factor ``sqrt(2)`` of sweeps); chains from one start
+    give 0."""
+    tau, s = 40.0, 40
+    memory = [mcmc.start_memory(_ar1_energies(rng, tau, s), s) for _ in range(5)]
+    assert abs(np.mean(memory) - math.exp(-s / tau)) < 0.12
+    assert abs(mcmc.start_memory(_ar1_energies(rng, 4.0, s), s)) < 0.3
+    one_start = _ar1_energies(rng, tau, s)
+    one_start -= one_start[:, :1] - 3.0  # every chain from energy 3
+    assert mcmc.start_memory(one_start, s) == 0.0
+
+
+def test_the_sweeps_grow_until_the_chains_forget_their_start(blobs, monkeypatch):
+    """A check passes only once its chains have forgotten their start, whatever their two
+    windows say: chains from the observed labels once they have run the energy's time
+    (:func:`forgotten`), chains from a tuned start once they keep at most ``START_MEMORY`` of
+    its deviation (:func:`mcmc.start_memory`), each rule for its own start alone."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=1)
+    labels, tuned = step.chain.aux, _single_start(step.chain.aux, y, sweeps=AUX_SWEEPS)
+    monkeypatch.setattr(_steps, "forgotten", lambda late, late_sq, s: s >= 40)
+    assert step._check(labels, 0.5, 3.0, AUX_SWEEPS)[:2] == (40, True)
+    assert step._check(tuned, 0.5, 3.0, AUX_SWEEPS)[:2] == (AUX_SWEEPS, True)
+    monkeypatch.undo()
+    monkeypatch.setattr(mcmc, "start_memory", lambda energies, s: 1.0 if s < 28 else 0.5)
+    assert step._check(labels, 0.5, 3.0, AUX_SWEEPS)[:2] == (AUX_SWEEPS, True)
+    assert step._check(tuned, 0.5, 3.0, AUX_SWEEPS)[:2] == (28, True)
+
+
+def test_a_check_records_its_chains_starts(blobs):
+    """Each chain of a check records its start's energy at sweep 0 (the draws of a ladder,
+    which are no check, record none)."""
+    X, y = blobs
+    with _model(X, y):
+        step = pk.Exchange(rng=1)
+    f, aux = step.field, step.chain.aux
+    labels, energies = mcmc.relaxation_state(f, 4, 20)
+    mcmc.relaxation_sweeps(f, aux, 0.5, 3.0, labels, energies, 0, 20, 5, step.rng)
+    c = mcmc.coupling(f, 3.0, False)
+    assert np.all(energies[:, 0] == mcmc._energy(f, c, f.y.astype(np.int64)))
+    ladder = np.full((4, 1), np.nan)
+    mcmc.relaxation_sweeps(f, aux, 0.5, 3.0, labels, ladder, 0, 20, 21, step.rng)
+    assert np.all(np.isnan(ladder))
+
+
 def test_the_tuned_start_is_drawn_with_twice_the_sweeps_its_start_needs(
     blobs, monkeypatch, no_ladder
 ):
@@ -577,14 +655,14 @@ def test_an_extended_check_is_a_longer_one(blobs):
     # readings from the first check's early window on: the same windows, nothing read before
     late_only = mcmc.relaxation_state(f, 4, 20)
     mcmc.relaxation_sweeps(f, aux, 2.6, 3.0, *late_only, 0, 40, 7, np.random.default_rng(5))
-    assert np.all(np.isnan(late_only[1][:, :7]))
+    assert np.all(np.isnan(late_only[1][:, 1:7]))  # the start's energy at 0 (start_memory)
     np.testing.assert_array_equal(late_only[1][:, 7:], at_once[1][:, 7:])
     for s in (14, 20):
         np.testing.assert_array_equal(
             mcmc.relaxation_windows(late_only[1], s), mcmc.relaxation_windows(at_once[1], s)
         )
     read = np.isfinite(at_once[1])
-    expected = np.array([mcmc.is_checkpoint(t) and t <= 40 for t in range(41)])
+    expected = np.array([mcmc.is_checkpoint(t) or t == 0 for t in range(41)])
     assert np.all(read == expected)
     # about 8 readings in every window [s/2, s) and [s, 2s)
     for s in (10, 14, 20, 28, 40, 57, 80, 113, 160, 226, 320, 452, 640, 905):

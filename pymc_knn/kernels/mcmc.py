@@ -619,10 +619,11 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, 
     ``energies[r, t]`` receives chain ``r``'s energy after ``t`` sweeps at every
     :func:`is_checkpoint` from ``first`` on (the first check's early window: a check of ``s``
     sweeps reads from ``s // 2``, and the sweeps only grow, so earlier readings would never be
-    used; an energy costs about what a kNN sweep does). A check that fails at ``s`` sweeps
-    extends the same chains to the next ``s`` instead of starting new ones (a chain's law after
-    ``t`` sweeps does not depend on where it was paused), so growing the sweeps costs the sweeps
-    of the last check only.
+    used; an energy costs about what a kNN sweep does), and ``energies[r, 0]`` its start's
+    (:func:`start_memory`; none where ``first > upto``, as for a ladder's draws). A check that
+    fails at ``s`` sweeps extends the same chains to the next ``s`` instead of starting new ones
+    (a chain's law after ``t`` sweeps does not depend on where it was paused), so growing the
+    sweeps costs the sweeps of the last check only.
     """
     c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
     z = np.empty(f.y.size, dtype=np.int64)
@@ -630,6 +631,8 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, 
         check_signals()
         if done == 0:
             _start_labels(f, aux, z, rng, beta, theta)
+            if first <= upto:  # the start's energy, for start_memory (no reading at sweep 0)
+                energies[r, 0] = _energy(f, c, z)
         else:
             for i in range(z.size):
                 z[i] = labels[r, i]
@@ -661,6 +664,22 @@ def spread_at(energies, sweeps):
     near = (t * t * 2 >= sweeps * sweeps) & (t * t < 2 * sweeps * sweeps)
     points = np.array([is_checkpoint(i) for i in t]) & near & np.isfinite(energies[0])
     return float(energies[:, points].var(axis=0, ddof=1).mean())
+
+
+def start_memory(energies, sweeps):
+    """The share of their start's deviation in energy that the chains of
+    :func:`relaxation_sweeps` keep about ``sweeps`` sweeps from it: the slope, across the
+    chains, of their energies at the readings within a factor ``sqrt(2)`` of ``sweeps`` (as
+    :func:`spread_at`) on their start's (``energies[:, 0]``), averaged over the readings; 0
+    where the chains share one start (its memory shows in their spread instead)."""
+    e0 = energies[:, 0] - energies[:, 0].mean()
+    var0 = float(e0 @ e0)
+    if not var0 > 1e-12 * float(energies[:, 0] @ energies[:, 0]):
+        return 0.0
+    t = np.arange(energies.shape[1])
+    near = (t * t * 2 >= sweeps * sweeps) & (t * t < 2 * sweeps * sweeps)
+    points = np.array([is_checkpoint(i) for i in t]) & near & np.isfinite(energies[0])
+    return float((e0 @ energies[:, points]).mean() / var0)
 
 
 def relaxation(f, aux, beta, theta, sweeps, replicates, rng):

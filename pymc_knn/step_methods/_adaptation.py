@@ -201,6 +201,14 @@ variance (benchmarks/README.md, "A second tuned start, and the spread of its dra
 is noisy: with 64 chains the variance's ratio has a relative sd of about 0.18, so a start with
 all of the variance fails a check about one time in eight (its sweeps then grow a step) and one
 with 0.76 of it passes about one time in three; it catches the gross shortfalls."""
+START_MEMORY = 0.5
+"""Largest share of a tuned start's deviation in energy that its draws may keep after their
+sweeps (:func:`pymc_knn.kernels.mcmc.start_memory`). A ladder's rungs are ``RELAX_CHAINS``
+draws each: their mean energy is off the stationary one by about a stationary sd over 8, the
+same for every draw started there, and a draw keeps that share of it. On eight classes with
+equal neighbours (the energy's integrated time 190-316 sweeps) a chain whose ladder was taken at
+10 sweeps had beta given ``k`` a quarter of its sd low and a fifth wider, where the checks of 64
+chains resolve about 0.2 sd: at half the deviation a rung's error is about 0.06 sd."""
 FREQUENT_SHARE = 0.1
 """Share of a window's rows at which a value of ``k`` is frequent: the sweeps are checked there
 too, not only at the chain's current ``k`` (:meth:`Adaptation.frequent_values`)."""
@@ -256,6 +264,31 @@ def spreads(spread, late_ref, late_sq_ref) -> bool:
     rungs' gap, and a wider auxiliary energy widens the posterior)."""
     stationary = float(late_sq_ref.mean() - late_ref.mean() ** 2)
     return (1.0 - SPREAD_TOL) * stationary <= spread <= stationary / (1.0 - SPREAD_TOL)
+
+
+def energy_time(late, late_sq, sweeps) -> float:
+    """The time in sweeps over which the energy's deviations decay (as ``exp(-t / tau)``),
+    from the late windows (sweeps ``[sweeps, 2 sweeps)``) of chains from one start: the
+    variance of a window's mean across the chains over the mean variance within a window is
+    about the integrated time, ``2 tau``, over ``sweeps``. It reads high rather than low: a
+    window holds about 8 readings (at 200 sweeps a ``tau`` of 5 reads as 9-26, of 80 as 69-230)
+    and its variance lacks the slow components. ``inf`` where the chains' energies differ but
+    do not vary within a window (frozen), 0 where they do neither."""
+    within = float(np.mean(late_sq - late**2))
+    between = float(late.var(ddof=1))
+    if not within > 1e-12 * float(np.mean(late_sq)):  # rounding's, not the chains'
+        return math.inf if between > 1e-12 * float(np.mean(late_sq)) else 0.0
+    return between / within * sweeps / 2
+
+
+def forgotten(late, late_sq, sweeps) -> bool:
+    """Whether chains from one start (the observed labels) have run at least the energy's time
+    (:func:`energy_time`), so that their draws keep at most ``e^-1`` of its slow deviation and
+    the check's tolerance bounds the draws' bias (within 1.5 times it). Where they have not,
+    the early and late windows differ by less than the bias still left: with the time at twice
+    the sweeps, by a third of it (on eight classes with equal neighbours, where the energy's
+    time is 190-316 sweeps, a chain drawing with 163 sat a quarter of beta's sd high)."""
+    return energy_time(late, late_sq, sweeps) <= sweeps
 
 
 def iterations_for(tau: float, target: float = TARGET_TAU) -> float:

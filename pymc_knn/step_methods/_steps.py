@@ -43,10 +43,12 @@ from ._adaptation import (
     MAX_AUX_SWEEPS,
     MAX_BRIDGE,
     RELAX_CHAINS,
+    START_MEMORY,
     TARGET_ACCEPT,
     Adaptation,
     agrees,
     draw_iterations,
+    forgotten,
     relaxed,
     spreads,
 )
@@ -939,10 +941,14 @@ class PottsStep(BlockedStep):
         the observed labels), settled where those did (:func:`agrees`) and spread as far and
         no farther (:func:`spreads`: draws from one start vary too little until its sweeps
         outlast the field's slow components, a ladder's too much until they close the gap
-        between its rungs); a check that fails extends the same chains to the next sweeps
-        (cost: the last check's). With ``confirm``, a failure at ``s`` itself is checked
-        again on fresh chains, and only a second failure counts. ``rng`` is the step's by
-        default. Returns ``(s, passed, late, late_sq)``."""
+        between its rungs); and have forgotten their start: chains from the observed labels (or
+        random ones) have run the energy's time (:func:`forgotten`), and chains from a tuned
+        start keep at most ``START_MEMORY`` of its deviation (:func:`mcmc.start_memory`: a
+        ladder's rungs share their mean's error with every draw started there). A check that
+        fails extends the same chains to the next sweeps (cost: the last check's). With
+        ``confirm``, a failure at ``s`` itself is checked again on fresh chains, and only a
+        second failure counts. ``rng`` is the step's by default. Returns ``(s, passed, late,
+        late_sq)``."""
         limit = MAX_AUX_SWEEPS if limit is None else limit
         rng = self.rng if rng is None else rng
         done, first = 0, s // 2
@@ -957,7 +963,11 @@ class PottsStep(BlockedStep):
             settled = reference is None or (
                 agrees(late, *reference) and spreads(mcmc.spread_at(energies, s), *reference)
             )
-            ok = relaxed(early, late, late_sq) and settled
+            if aux.start == mcmc.START_LABELS:
+                forgets = mcmc.start_memory(energies, s) <= START_MEMORY
+            else:
+                forgets = forgotten(late, late_sq, s)
+            ok = relaxed(early, late, late_sq) and settled and forgets
             if ok:
                 return s, ok, late, late_sq
             if confirm:
