@@ -660,10 +660,15 @@ def spread_at(energies, sweeps):
     ``sweeps`` sweeps from their common start: at the readings within a factor ``sqrt(2)`` of
     ``sweeps``, averaged over them (the spread grows with the sweeps, so the readings before
     and after ``sweeps`` about even out)."""
+    return float(energies[:, _readings_near(energies, sweeps)].var(axis=0, ddof=1).mean())
+
+
+def _readings_near(energies, sweeps):
+    """The columns of :func:`relaxation_sweeps`' energies read within a factor ``sqrt(2)`` of
+    ``sweeps``."""
     t = np.arange(energies.shape[1])
     near = (t * t * 2 >= sweeps * sweeps) & (t * t < 2 * sweeps * sweeps)
-    points = np.array([is_checkpoint(i) for i in t]) & near & np.isfinite(energies[0])
-    return float(energies[:, points].var(axis=0, ddof=1).mean())
+    return np.array([is_checkpoint(i) for i in t]) & near & np.isfinite(energies[0])
 
 
 def start_memory(energies, sweeps):
@@ -676,10 +681,7 @@ def start_memory(energies, sweeps):
     var0 = float(e0 @ e0)
     if not var0 > 1e-12 * float(energies[:, 0] @ energies[:, 0]):
         return 0.0
-    t = np.arange(energies.shape[1])
-    near = (t * t * 2 >= sweeps * sweeps) & (t * t < 2 * sweeps * sweeps)
-    points = np.array([is_checkpoint(i) for i in t]) & near & np.isfinite(energies[0])
-    return float((e0 @ energies[:, points]).mean() / var0)
+    return float((e0 @ energies[:, _readings_near(energies, sweeps)]).mean() / var0)
 
 
 def relaxation(f, aux, beta, theta, sweeps, replicates, rng):

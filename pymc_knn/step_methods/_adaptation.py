@@ -276,8 +276,9 @@ def energy_time(late, late_sq, sweeps) -> float:
     do not vary within a window (frozen), 0 where they do neither."""
     within = float(np.mean(late_sq - late**2))
     between = float(late.var(ddof=1))
-    if not within > 1e-12 * float(np.mean(late_sq)):  # rounding's, not the chains'
-        return math.inf if between > 1e-12 * float(np.mean(late_sq)) else 0.0
+    rounding = 1e-12 * float(np.mean(late_sq))
+    if not within > rounding:
+        return math.inf if between > rounding else 0.0
     return between / within * sweeps / 2
 
 
