@@ -791,6 +791,54 @@ def test_a_tuned_start_takes_more_sweeps_where_a_frequent_k_needs_them(blobs, mo
     np.testing.assert_array_equal(aux.start_labels, first.start_labels)
 
 
+@pytest.mark.parametrize(
+    "ladder, settles_there, kept",
+    [(True, True, True), (True, False, False), (False, True, False)],
+    ids=["ladder-settles", "ladder-settles-elsewhere", "single-start"],
+)
+def test_a_ladder_is_checked_at_a_frequent_k_that_needs_more_sweeps(
+    blobs, monkeypatch, ladder, settles_there, kept
+):
+    """Where another frequent ``k`` needs more sweeps from the labels than the chain's (here:
+    what it needed in an earlier window), a ladder of tuned starts is checked there too: kept,
+    its sweeps at most one growth step below the labels' there, where its chains settle with the
+    labels'; else the draws start from the labels with that value's sweeps. A single start is
+    not checked there (its chains' memory of it does not show in their energies' slope on
+    their starts': eight classes, docs/inference.md): the labels' sweeps."""
+    X, y = blobs
+    real_agrees, real_tuned = _steps.agrees, _steps.PottsStep._tuned_start
+    chosen = []
+
+    def chosen_first(self, *args):
+        aux = real_tuned(self, *args)
+        chosen.append(aux)
+        return aux
+
+    def agrees_at_own_k(*args):
+        return real_agrees(*args) if settles_there or not chosen else False
+
+    monkeypatch.setattr(_steps.PottsStep, "_tuned_start", chosen_first)
+    monkeypatch.setattr(_steps, "agrees", agrees_at_own_k)
+    if not ladder:
+        monkeypatch.setattr(_steps, "LADDER_PAYBACK", math.inf)
+    step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
+    chain = step.chain
+    chain.adaptation.window_length = 10**7
+    chain.value_sweeps[4.0] = 160
+    step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+    aux, first = chain.aux, chosen[0]
+    assert first.start == mcmc.START_LABELS and chain.relaxed
+    assert (first.start_labels.shape[0] > 1) == ladder
+    assert chain.value_sweeps[4.0] >= 160 > chain.observed_sweeps
+    if kept:
+        assert aux.start == mcmc.START_LABELS
+        assert first.sweeps <= aux.sweeps <= round(chain.value_sweeps[4.0] / _steps.RELAX_GROWTH)
+        np.testing.assert_array_equal(aux.start_labels, first.start_labels)
+    else:
+        assert aux.start == mcmc.START_OBSERVED
+        assert aux.sweeps == chain.value_sweeps[4.0]
+
+
 def test_a_confirmed_check_grows_only_after_two_failures(blobs, monkeypatch):
     """With ``confirm``, one failure at the first sweeps is checked again on fresh chains: a
     single chance failure keeps the sweeps, two in a row grow them."""
@@ -1041,3 +1089,50 @@ def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, monkeypatch):
         mcmc.auxiliary_draw(f, aux._replace(sweeps=0), c, b, 4.0, z, rng)
         rows = aux.start_labels[(R + j) * RELAX_CHAINS : (R + j + 1) * RELAX_CHAINS]
         assert any(np.array_equal(z, r) for r in rows)
+
+
+def test_the_latest_ladder_is_checked_before_a_new_one_is_drawn(blobs, monkeypatch):
+    """A window whose ladder would have rungs at the same values of ``k``, as far apart (or up
+    to half as far), drawn with no more sweeps and ending within a spacing of the latest
+    ladder's ends, checks the latest ladder's rows first and draws none where they pass; a
+    window whose beta moved farther, or whose rungs would be less than half as far apart, draws
+    a new one. A value's rungs are drawn with twice the sweeps its checks asked."""
+    X, y = blobs
+    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
+    monkeypatch.setattr(_steps, "spreads", lambda *args: True)
+    rungs_drawn = []
+    real = mcmc.relaxation_sweeps
+
+    def recording(f, aux, beta, theta, labels, energies, done, upto, first, rng):
+        if first > upto:
+            rungs_drawn.append((theta, upto))
+        return real(f, aux, beta, theta, labels, energies, done, upto, first, rng)
+
+    monkeypatch.setattr(mcmc, "relaxation_sweeps", recording)
+    step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
+    chain = step.chain
+    chain.adaptation.window_length = 10**7
+    R = _steps.LADDER_RUNGS
+
+    def window(top, low):
+        chain.adaptation.window_values = np.array([[3.0, top], [4.0, top - 0.1]])
+        chain.relaxed_at = ()  # each window checks afresh, even where the last one did
+        rungs_drawn.clear()
+        step._relax(chain, top, 3.0, low=low, mean=(top + low) / 2)
+        assert chain.aux.start == mcmc.START_LABELS and chain.relaxed
+        return chain.aux.start_labels
+
+    first = window(1.6, 1.4)
+    s = chain.observed_sweeps
+    assert rungs_drawn == [(k, 2 * s) for k in (3.0, 4.0) for _ in range(R)]
+    assert window(1.65, 1.45) is first and not rungs_drawn  # moved by 3/4 of a spacing
+    assert chain.observed_sweeps == s
+    moved = window(1.9, 1.7)  # by more than a spacing past the ends
+    assert moved is not first and len(rungs_drawn) == 2 * R
+    narrow = window(1.9, 1.85)  # rungs a quarter as far apart
+    assert narrow is not moved and len(rungs_drawn) == 2 * R
+    assert window(1.9, 1.85) is narrow and not rungs_drawn
+    chain.value_sweeps[4.0] = 3 * s  # k = 4 now needs more from the labels
+    assert window(1.9, 1.85) is not narrow
+    own = chain.observed_sweeps
+    assert rungs_drawn == [(3.0, 2 * own)] * R + [(4.0, 2 * max(own, 3 * s))] * R

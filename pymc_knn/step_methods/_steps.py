@@ -243,6 +243,7 @@ class ChainState:
     relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
     observed_sweeps: int = AUX_SWEEPS  # the sweeps chains from the observed labels need
     value_sweeps: dict = field(default_factory=dict)  # ... at other frequent values of k
+    ladder: tuple = ()  # the latest ladder that passed its checks: (rungs, sweeps, start)
     main_aux: Any = None  # the auxiliary draws chosen at the current k (before other values')
     tuned_tried: bool = False  # start="tuned": a settled window has considered a tuned start
     settled_checked: bool = False  # a window after the first has chosen the sweeps afresh
@@ -867,8 +868,9 @@ class PottsStep(BlockedStep):
         needed 231 sweeps to relax where the other chains' starts needed 20-57.
 
         With a ``ladder`` (:meth:`_ladder`: for each ``theta``, its rungs' betas), at each rung
-        ``RELAX_CHAINS`` draws from the observed labels with ``2 s`` sweeps, from which a draw
-        at ``(beta', theta')`` starts (:func:`mcmc.ladder_row`)."""
+        ``RELAX_CHAINS`` draws from the observed labels with twice the sweeps they need at its
+        ``theta`` (:meth:`_rung_sweeps`), from which a draw at ``(beta', theta')`` starts
+        (:func:`mcmc.ladder_row`)."""
         f = self.field
         if ladder is not None:
             observed = self._observed(chain.aux)
@@ -877,7 +879,7 @@ class PottsStep(BlockedStep):
             rows = np.empty((betas.size * RELAX_CHAINS, f.y.size), dtype=self._no_labels.dtype)
             energies = np.full((RELAX_CHAINS, 1), np.nan)  # none recorded
             i = 0
-            for value, rungs in ladder:
+            for (value, rungs), s_v in zip(ladder, self._rung_sweeps(chain, ladder, s)):
                 for b in rungs:
                     mcmc.relaxation_sweeps(
                         f,
@@ -887,8 +889,8 @@ class PottsStep(BlockedStep):
                         rows[i * RELAX_CHAINS : (i + 1) * RELAX_CHAINS],
                         energies,
                         0,
-                        2 * s,
-                        2 * s + 1,
+                        2 * s_v,
+                        2 * s_v + 1,
                         self.rng,
                     )
                     i += 1
@@ -900,6 +902,52 @@ class PottsStep(BlockedStep):
         mcmc.auxiliary_draw(f, aux._replace(sweeps=2 * sweeps), c, beta, theta, z, self.rng)
         return z[None].astype(self._no_labels.dtype), np.array([[beta]]), np.array([theta])
 
+    def _starts(self, chain, mean, theta, s, ladder):
+        """The tuned starts a window tries in turn (:meth:`_tuned_start`): the latest ladder
+        where it still serves this window's (:meth:`_kept_ladder`), then ``TUNED_START_DRAWS``
+        fresh draws (:meth:`_draw_start`; a second single start from the labels: one drawn from
+        the same tuned start as the first would share its slow components, and a ladder's rows
+        are all drawn from the labels)."""
+        kept = self._kept_ladder(chain, ladder, s)
+        if kept is not None:
+            yield kept
+        for attempt in range(TUNED_START_DRAWS):
+            chain.ladder = ()  # only a ladder that passed its checks is kept
+            start = self._draw_start(chain, mean, theta, s, attempt > 0, ladder)
+            if ladder is not None:
+                chain.ladder = (ladder, self._rung_sweeps(chain, ladder, s), start)
+            yield start
+        chain.ladder = ()
+
+    def _kept_ladder(self, chain, ladder, s):
+        """The chain's latest ladder (its rows) where it can serve for this window's
+        ``ladder``: it has rungs at each of its values of ``k``, drawn with as many sweeps, at
+        most twice as far apart, whose ends are within a spacing of the window's low and top
+        of beta (a window's quantiles move by a third to half a spacing from one to the next).
+        Its rows are checked as a fresh ladder's would be; where they pass, the window saves
+        the ladder's draws (on blobs4 with equal neighbours, 2.5-2.8 s a ladder against 4-7 s
+        for the window's iterations); else ``None``."""
+        if ladder is None or not chain.ladder:
+            return None
+        old, old_sweeps, start = chain.ladder
+        drawn = {value: (rungs, s_v) for (value, rungs), s_v in zip(old, old_sweeps)}
+        for (value, rungs), s_v in zip(ladder, self._rung_sweeps(chain, ladder, s)):
+            if value not in drawn or drawn[value][1] < s_v:
+                return None
+            kept = drawn[value][0]
+            h, h_kept = rungs[1] - rungs[0], kept[1] - kept[0]
+            low, top = rungs[0] + h / 2, rungs[-1] - h / 2
+            if kept[0] - h_kept > low or kept[-1] + h_kept < top or h_kept > 2 * h:
+                return None
+        return start
+
+    @staticmethod
+    def _rung_sweeps(chain, ladder, s):
+        """The sweeps from the observed labels a ladder's rungs at each of its values need:
+        ``s`` at the chain's ``k`` (the first), at least as many as each other value's checks
+        asked (:meth:`_check_frequent`)."""
+        return [s] + [max(s, chain.value_sweeps.get(value, 0)) for value, _ in ladder[1:]]
+
     def _ladder(self, chain, top, low, theta, s):
         """Where a ladder of tuned starts (:meth:`_draw_start`) is drawn, as ``(theta, rungs)``
         pairs, or ``None`` for a single start. For a window whose beta spans ``[low, top]`` (its
@@ -909,19 +957,21 @@ class PottsStep(BlockedStep):
         of ``k`` the window visited often, its span ending at its own top
         (:meth:`Adaptation.frequent_values`, checked there too: :meth:`_check_frequent`). Only
         where the next window's iterations, each ``s - AUX_SWEEPS`` sweeps cheaper, repay the
-        ladder's draws (each ``2 s`` sweeps) ``LADDER_PAYBACK`` times (its checks, and a second
-        ladder where the first fails, not counted)."""
+        ladder's draws (each twice its value's sweeps from the labels, :meth:`_rung_sweeps`)
+        ``LADDER_PAYBACK`` times (its checks, and a second ladder where the first fails, not
+        counted)."""
         if low is None or abs(top - low) <= RELAX_SAME * top:
             return None
         tops = [(theta, top)] + [
             (value, t) for value, t in chain.adaptation.window_values if value != theta
         ]
-        cost = len(tops) * LADDER_RUNGS * RELAX_CHAINS * 2 * s
-        if chain.adaptation.window_length * (s - AUX_SWEEPS) < LADDER_PAYBACK * cost:
-            return None
         h = (top - low) / (LADDER_RUNGS - 2)
         steps = h * (np.arange(LADDER_RUNGS) - LADDER_RUNGS + 1.5)
-        return [(value, np.maximum(t + steps, 0.0)) for value, t in tops]
+        ladder = [(value, np.maximum(t + steps, 0.0)) for value, t in tops]
+        cost = LADDER_RUNGS * RELAX_CHAINS * 2 * sum(self._rung_sweeps(chain, ladder, s))
+        if chain.adaptation.window_length * (s - AUX_SWEEPS) < LADDER_PAYBACK * cost:
+            return None
+        return ladder
 
     def _check(
         self,
@@ -1037,11 +1087,7 @@ class PottsStep(BlockedStep):
             if mean is not None and ok and s >= 2 * AUX_SWEEPS:
                 betas = (beta,) if low is None else (beta, low)
                 ladder = self._ladder(chain, beta, low, theta, s)
-                for attempt in range(TUNED_START_DRAWS):
-                    # a second single start from the labels: one drawn from the same tuned
-                    # start as the first would share its slow components (a ladder's rows are
-                    # all drawn from the labels)
-                    start = self._draw_start(chain, mean, theta, s, attempt > 0, ladder)
+                for start in self._starts(chain, mean, theta, s, ladder):
                     tuned = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
                     if tuned.start == mcmc.START_LABELS:
                         aux = tuned
@@ -1073,16 +1119,21 @@ class PottsStep(BlockedStep):
         about one time in ten: unconfirmed, every extra check would raise sweeps by chance).
         The draws use the most any of the window's frequent values needs, so a value a chain
         visited on its way and then left (digits: ``k = 4``, beta at its bound 4, 57 sweeps where
-        the posterior's ``k = 3`` needs 20) stops costing sweeps once no window holds it. Where
-        a value needs more sweeps from the labels than the current ``k``, the draws start from
-        the labels (a tuned start checked at one ``k`` is not used at another that relaxes more
-        slowly: eight classes, docs/inference.md); where it needs as many, a tuned start is
-        checked there too, its sweeps growing up to one growth step below the labels' (as at
-        the chain's ``k``, :meth:`_tuned_start`), and the draws take the most any value needs;
-        one whose chains still settle elsewhere than the labels' there, or spread otherwise, is
-        dropped. (Checked at its own sweeps alone, a ladder taken at 10 sweeps on blobs4 with
-        equal neighbours was dropped for the labels' 57 in one chain of four.) The checks draw from a stream jumped ahead of the step's, so a chain whose
-        checks all pass keeps its draws. Returns ``(ok, aux)``."""
+        the posterior's ``k = 3`` needs 20) stops costing sweeps once no window holds it. A
+        tuned start is checked at every such value too (one checked at a single ``k`` is not
+        used at another that relaxes more slowly: eight classes, docs/inference.md), its sweeps
+        growing up to one growth step below the labels' there (as at the chain's ``k``,
+        :meth:`_tuned_start`); one whose chains settle elsewhere than the labels' there, spread
+        otherwise or keep their start is dropped, and the draws then start from the labels with
+        the most sweeps any value needs. A single start is checked only where the labels need
+        no more sweeps there than at the chain's ``k``, elsewhere dropped: its chains' memory of
+        it does not show in their energies' slope on their starts' (:func:`mcmc.start_memory`),
+        and on the eight classes one that passed its checks at both ``k`` left its chain a fifth
+        of beta's sd low. (Dropped wherever a value needed more sweeps from the labels than the
+        chain's ``k``, a ladder on blobs4 with equal neighbours that its chains left at 14-28
+        sweeps at four values of ``k`` gave way to the labels' 81 at ``k = 8``: one chain of four
+        took 36 s of the fit's 56.) The checks draw from a stream jumped ahead of the step's, so
+        a chain whose checks all pass keeps its draws. Returns ``(ok, aux)``."""
         rng = self._side_rng()
         observed = self._observed(aux)
         need = s
@@ -1096,13 +1147,17 @@ class PottsStep(BlockedStep):
             chain.value_sweeps[value] = s_v
             ok = ok and ok_v
             need = max(need, s_v)
-            if s_v == s and aux.start == mcmc.START_LABELS:
-                limit = max(aux.sweeps, round(s / RELAX_GROWTH))
-                s_t, agreed, _, _ = self._check(
-                    aux, beta, value, aux.sweeps, (late, late_sq), limit, confirm=True, rng=rng
-                )
-                aux = aux._replace(sweeps=s_t) if agreed else observed._replace(sweeps=s)
-        return ok, (observed._replace(sweeps=need) if need > s else aux)
+            if aux.start != mcmc.START_LABELS:
+                continue
+            if s_v > s and aux.start_labels.shape[0] == 1:
+                aux = observed  # a single start's memory does not show in the slope
+                continue
+            limit = max(aux.sweeps, round(s_v / RELAX_GROWTH))
+            s_t, agreed, _, _ = self._check(
+                aux, beta, value, aux.sweeps, (late, late_sq), limit, confirm=True, rng=rng
+            )
+            aux = aux._replace(sweeps=s_t) if agreed else observed
+        return ok, (aux if aux.start == mcmc.START_LABELS else observed._replace(sweeps=need))
 
     def _tuned_start(self, observed, start, betas, theta, references):
         """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
