@@ -54,6 +54,24 @@ def no_ladder(monkeypatch):
     monkeypatch.setattr(_steps, "LADDER_PAYBACK", math.inf)
 
 
+@pytest.fixture
+def rung_draws(monkeypatch):
+    """Tuned starts' checks made to pass; the rungs a ladder draws, as ``(beta, theta, sweeps)``
+    (a ladder's draws record no energies; the checks' chains do)."""
+    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
+    monkeypatch.setattr(_steps, "spreads", lambda *args: True)
+    drawn = []
+    real = mcmc.relaxation_sweeps
+
+    def recording(f, aux, beta, theta, labels, energies, done, upto, first, rng):
+        if first > upto:
+            drawn.append((beta, theta, upto))
+        return real(f, aux, beta, theta, labels, energies, done, upto, first, rng)
+
+    monkeypatch.setattr(mcmc, "relaxation_sweeps", recording)
+    return drawn
+
+
 def _model(X, y):
     with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
@@ -1049,23 +1067,12 @@ def test_a_ladder_is_drawn_where_the_next_window_repays_it(blobs):
     assert step._ladder(chain, 1.6, None, 3.0, s) is None
 
 
-def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, monkeypatch):
+def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, rung_draws):
     """Where a window repays it, the tuned start is a ladder: ``RELAX_CHAINS`` draws at each
     rung of each frequent ``k``, each from the observed labels at its rung's beta and ``k``,
     checked as a single start is (here: taken, its checks made to pass), and the draws then
     start from its rows; the moves' share still prices a draw at the labels' sweeps."""
     X, y = blobs
-    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
-    monkeypatch.setattr(_steps, "spreads", lambda *args: True)
-    rungs_drawn = []
-    real = mcmc.relaxation_sweeps
-
-    def recording(f, aux, beta, theta, labels, energies, done, upto, first, rng):
-        if first > upto:  # a ladder's draws record no energies; the checks' chains do
-            rungs_drawn.append((beta, theta))
-        return real(f, aux, beta, theta, labels, energies, done, upto, first, rng)
-
-    monkeypatch.setattr(mcmc, "relaxation_sweeps", recording)
     step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
     chain = step.chain
     chain.adaptation.window_length = 10**7
@@ -1076,7 +1083,8 @@ def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, monkeypatch):
     R = _steps.LADDER_RUNGS
     assert aux.start_labels.shape == (2 * R * RELAX_CHAINS, y.size)
     assert aux.start_thetas.tolist() == [3.0, 4.0] and aux.start_betas.shape == (2, R)
-    assert rungs_drawn == [(b, k) for k, row in zip((3.0, 4.0), aux.start_betas) for b in row]
+    expected = [(b, k) for k, row in zip((3.0, 4.0), aux.start_betas) for b in row]
+    assert [(b, k) for b, k, _ in rung_draws] == expected
     assert aux.start_labels.min() >= 0 and aux.start_labels.max() < 6
     # draws from the same rung differ: each is a chain of its own from the labels
     rung = aux.start_labels[:RELAX_CHAINS]
@@ -1091,24 +1099,13 @@ def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, monkeypatch):
         assert any(np.array_equal(z, r) for r in rows)
 
 
-def test_the_latest_ladder_is_checked_before_a_new_one_is_drawn(blobs, monkeypatch):
+def test_the_latest_ladder_is_checked_before_a_new_one_is_drawn(blobs, rung_draws):
     """A window whose ladder would have rungs at the same values of ``k``, as far apart (or up
     to half as far), drawn with no more sweeps and ending within a spacing of the latest
     ladder's ends, checks the latest ladder's rows first and draws none where they pass; a
     window whose beta moved farther, or whose rungs would be less than half as far apart, draws
     a new one. A value's rungs are drawn with twice the sweeps its checks asked."""
     X, y = blobs
-    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
-    monkeypatch.setattr(_steps, "spreads", lambda *args: True)
-    rungs_drawn = []
-    real = mcmc.relaxation_sweeps
-
-    def recording(f, aux, beta, theta, labels, energies, done, upto, first, rng):
-        if first > upto:
-            rungs_drawn.append((theta, upto))
-        return real(f, aux, beta, theta, labels, energies, done, upto, first, rng)
-
-    monkeypatch.setattr(mcmc, "relaxation_sweeps", recording)
     step = _settled_step(X, y, 1, [[3, 1.6], [4, 1.5]])
     chain = step.chain
     chain.adaptation.window_length = 10**7
@@ -1117,22 +1114,23 @@ def test_the_latest_ladder_is_checked_before_a_new_one_is_drawn(blobs, monkeypat
     def window(top, low):
         chain.adaptation.window_values = np.array([[3.0, top], [4.0, top - 0.1]])
         chain.relaxed_at = ()  # each window checks afresh, even where the last one did
-        rungs_drawn.clear()
+        rung_draws.clear()
         step._relax(chain, top, 3.0, low=low, mean=(top + low) / 2)
         assert chain.aux.start == mcmc.START_LABELS and chain.relaxed
         return chain.aux.start_labels
 
     first = window(1.6, 1.4)
     s = chain.observed_sweeps
-    assert rungs_drawn == [(k, 2 * s) for k in (3.0, 4.0) for _ in range(R)]
-    assert window(1.65, 1.45) is first and not rungs_drawn  # moved by 3/4 of a spacing
+    assert [(k, n) for _, k, n in rung_draws] == [(k, 2 * s) for k in (3.0, 4.0) for _ in range(R)]
+    assert window(1.65, 1.45) is first and not rung_draws  # moved by 3/4 of a spacing
     assert chain.observed_sweeps == s
     moved = window(1.9, 1.7)  # by more than a spacing past the ends
-    assert moved is not first and len(rungs_drawn) == 2 * R
+    assert moved is not first and len(rung_draws) == 2 * R
     narrow = window(1.9, 1.85)  # rungs a quarter as far apart
-    assert narrow is not moved and len(rungs_drawn) == 2 * R
-    assert window(1.9, 1.85) is narrow and not rungs_drawn
+    assert narrow is not moved and len(rung_draws) == 2 * R
+    assert window(1.9, 1.85) is narrow and not rung_draws
     chain.value_sweeps[4.0] = 3 * s  # k = 4 now needs more from the labels
     assert window(1.9, 1.85) is not narrow
     own = chain.observed_sweeps
-    assert rungs_drawn == [(3.0, 2 * own)] * R + [(4.0, 2 * max(own, 3 * s))] * R
+    expected = [(3.0, 2 * own)] * R + [(4.0, 2 * max(own, 3 * s))] * R
+    assert [(k, n) for _, k, n in rung_draws] == expected
