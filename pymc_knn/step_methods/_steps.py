@@ -1131,7 +1131,7 @@ class PottsStep(BlockedStep):
         and on the eight classes one that passed its checks at both ``k`` left its chain a fifth
         of beta's sd low. (Dropped wherever a value needed more sweeps from the labels than the
         chain's ``k``, a ladder on blobs4 with equal neighbours that its chains left at 14-28
-        sweeps at four values of ``k`` gave way to the labels' 81 at ``k = 8``: one chain of four
+        sweeps at three values of ``k`` gave way to the labels' 81 at ``k = 8``: one chain of four
         took 36 s of the fit's 56.) The checks draw from a stream jumped ahead of the step's, so
         a chain whose checks all pass keeps its draws. Returns ``(ok, aux)``."""
         rng = self._side_rng()
