@@ -1067,6 +1067,26 @@ def test_a_ladder_is_drawn_where_the_next_window_repays_it(blobs):
     assert step._ladder(chain, 1.6, None, 3.0, s) is None
 
 
+def test_a_ladder_is_priced_against_the_sweeps_another_k_needs(blobs):
+    """Where another frequent ``k`` needs more sweeps from the labels than the chain's, a
+    single start is dropped and the window draws with those: a ladder is priced against them
+    (its rungs there drawn with them too)."""
+    X, y = blobs
+    step = _settled_step(X, y, 1, [[3, 1.6], [5, 1.2]])
+    chain = step.chain
+    R = _steps.LADDER_RUNGS
+    s, s_other = 20, 80
+    chain.value_sweeps[5.0] = s_other
+    cost = R * RELAX_CHAINS * 2 * (s + s_other) * _steps.LADDER_PAYBACK
+    chain.adaptation.window_length = int(np.ceil(cost / (s_other - AUX_SWEEPS)))
+    assert chain.adaptation.window_length * (s - AUX_SWEEPS) < cost  # s alone would not repay
+    ladder = step._ladder(chain, 1.6, 1.4, 3.0, s)
+    assert [value for value, _ in ladder] == [3.0, 5.0]
+    assert step._rung_sweeps(chain, ladder, s) == [s, s_other]
+    chain.adaptation.window_length -= 1
+    assert step._ladder(chain, 1.6, 1.4, 3.0, s) is None
+
+
 def test_a_tuned_ladder_is_drawn_checked_and_started_from(blobs, rung_draws):
     """Where a window repays it, the tuned start is a ladder: ``RELAX_CHAINS`` draws at each
     rung of each frequent ``k``, each from the observed labels at its rung's beta and ``k``,
