@@ -67,7 +67,7 @@ class Clock:
             self.seconds[self.phase, what] += time.perf_counter() - t0
             if name == "run_iterations":
                 self.iterations[self.phase] += args[8]
-                self.noise_pairs[self.phase] += int(np.isfinite(args[13]).sum())
+                self.noise_pairs[self.phase] += int(np.isfinite(args[13][:, 0]).sum())
             return out
 
         return call
