@@ -2,7 +2,9 @@
 of a ``bench_defaults.py`` row (``k`` or ``sigma`` fixed at ``THETA``).
 
 A ladder of tuned starts is drawn as the step draws one for a window whose beta spans ``[LOW,
-BETA]`` (``PottsStep._ladder``, ``_draw_start``, with the labels' sweeps ``--labels``); then, at
+BETA]`` (``PottsStep._ladder``, ``_draw_start``, with the labels' sweeps ``--labels``; its rungs
+evenly spaced in beta, or with ``--energy`` by the energy's sds at both ends: a rule tried and
+not kept, :func:`energy_steps`); then, at
 ``BETA`` and at ``LOW``, ``--reps`` times: a fresh reference (``RELAX_CHAINS`` chains from the
 observed labels, ``--labels`` sweeps) and, for each of ``--sweeps``, ``--chains`` chains from the
 ladder, judged as ``PottsStep._check`` judges them. Per sweeps, the share of checks that fail
@@ -19,6 +21,7 @@ kept, benchmarks/README.md); and the variance ratio's mean.
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 
@@ -33,6 +36,26 @@ from pymc_knn.step_methods._adaptation import (
 )
 
 
+def energy_steps(top, low, sd_top, sd_low, largest_gap=1.25, fewest=5):
+    """A ladder's rungs as steps from ``top``, evenly spaced in ``integral sd(E) d beta`` (the
+    energy's sd linear between ``low`` and ``top``, constant beyond), ``low`` and ``top`` midway
+    between two in that length, as many as keep each gap within ``largest_gap`` sds (at least
+    ``fewest`` rungs): the rule tried on 2026-12-06 (benchmarks/README.md, "Rungs spaced by the
+    energy's sds, tried")."""
+    span = top - low
+    length = (sd_low + sd_top) / 2.0 * span
+    gaps = max(fewest - 2, math.ceil(length / largest_gap))
+    u = (np.arange(gaps + 2) - 0.5) * (length / gaps)
+    slope = (sd_top - sd_low) / span
+    inside = np.clip(u, 0.0, length)
+    if abs(slope) * span > 1e-9 * sd_low:
+        x = (np.sqrt(sd_low**2 + 2.0 * slope * inside) - sd_low) / slope
+    else:
+        x = inside / sd_low
+    x += np.minimum(u, 0.0) / sd_low + np.maximum(u - length, 0.0) / sd_top
+    return low + x - top
+
+
 def main():
     import pymc_knn as pk
 
@@ -43,6 +66,9 @@ def main():
     parser.add_argument("--chains", type=int, default=RELAX_CHAINS)
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--energy", action="store_true", help="rungs spaced by the energy's sds (tried, not kept)"
+    )
     args = parser.parse_args()
     X, y = load(args.data)
     with build(X, y, args.model):
@@ -51,12 +77,6 @@ def main():
     chain.adaptation.window_length = 10**7
     chain.adaptation.window_values = np.array([[theta, args.beta]])
     observed = step._observed(chain.aux)
-    ladder = step._ladder(chain, args.beta, args.low, theta, args.labels)
-    mean = (args.beta + args.low) / 2
-    rows, rungs, thetas = step._draw_start(chain, mean, theta, args.labels, False, ladder)
-    tuned = observed._replace(
-        start=mcmc.START_LABELS, start_labels=rows, start_betas=rungs, start_thetas=thetas
-    )
     rng = np.random.default_rng(args.seed)
 
     def spreads_within(ratio):
@@ -66,6 +86,22 @@ def main():
         labels, energies = mcmc.relaxation_state(f, chains, 4 * s)
         mcmc.relaxation_sweeps(f, aux, beta, theta, labels, energies, 0, 2 * s, s // 2, rng)
         return energies
+
+    ladder = step._ladder(chain, args.beta, args.low, theta, args.labels)
+    if args.energy:  # the energy's sd at both ends, from chains from the labels
+        ends = (args.beta, args.low)
+        windows = [
+            mcmc.relaxation_windows(run(observed, RELAX_CHAINS, b, args.labels), args.labels)
+            for b in ends
+        ]
+        sds = [float(np.sqrt(sq.mean() - late.mean() ** 2)) for _, late, sq in windows]
+        ladder = [(theta, args.beta + energy_steps(args.beta, args.low, *sds))]
+    print("rungs:", np.round(ladder[0][1], 4))
+    mean = (args.beta + args.low) / 2
+    rows, rungs, thetas = step._draw_start(chain, mean, theta, args.labels, False, ladder)
+    tuned = observed._replace(
+        start=mcmc.START_LABELS, start_labels=rows, start_betas=rungs, start_thetas=thetas
+    )
 
     parts = ("any", "relaxed", "agrees", "spread_low", "spread_high", "memory", "pooled")
     print(f"{args.data} {args.model}, theta {theta:g}, {args.chains} chains, {args.reps} reps")
