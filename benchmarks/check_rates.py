@@ -33,6 +33,7 @@ from pymc_knn.step_methods._adaptation import (
     START_MEMORY,
     agrees,
     relaxed,
+    spreads,
 )
 
 
@@ -78,9 +79,6 @@ def main():
     chain.adaptation.window_values = np.array([[theta, args.beta]])
     observed = step._observed(chain.aux)
     rng = np.random.default_rng(args.seed)
-
-    def spreads_within(ratio):
-        return 1 - SPREAD_TOL <= ratio <= 1 / (1 - SPREAD_TOL)
 
     def run(aux, chains, beta, s):
         labels, energies = mcmc.relaxation_state(f, chains, 4 * s)
@@ -131,7 +129,8 @@ def main():
                     others = ("relaxed", "agrees", "memory")
                     if not any(fails[part] for part in others):
                         again = mcmc.spread_at(run(tuned, args.chains, beta, s), s) / stationary
-                        fails["pooled"] = not spreads_within((ratio + again) / 2)
+                        pooled = (ratio + again) / 2 * stationary
+                        fails["pooled"] = not spreads(pooled, ref, ref_sq)
                 counts[s].update(part for part, failed in fails.items() if failed)
                 counts[s]["ratio"] += ratio
         for s in args.sweeps:
