@@ -196,13 +196,43 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
     with _model(X, y):
         assert pk.Moller().start == "tuned"
         assert pk.PseudoLikelihoodMetropolis().start == "observed"
-    with pm.Model():  # a d-nn term: not yet measured at scale, so "auto" keeps the labels
+    with pm.Model():  # a d-nn term: the labels at every size, no screening from LARGE_POINTS
         pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4), sigma=1.0, observed=y)
         dnn = pk.Exchange()
         assert (dnn.start, dnn.delayed_acceptance) == ("observed", False)
     monkeypatch.setattr(_steps, "TUNED_START_POINTS", len(y) + 1)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
     assert step(start="tuned", delayed_acceptance=True) == ("tuned", True, mcmc.SCREEN_ALL)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
+def test_auto_screens_a_dnn_term_from_dnn_screen_points_up_to_large_points(
+    blobs, monkeypatch, kernel
+):
+    """On a d-nn term with the gaussian or exponential kernel, ``delayed_acceptance="auto"``
+    screens from ``DNN_SCREEN_POINTS`` points up to ``LARGE_POINTS`` (each iteration passes over
+    about ``n^2`` weights); never with the ball kernel, whose posterior in sigma is a staircase.
+    The start stays the observed labels, and what the user gives is kept."""
+    X, y = blobs
+
+    def step(**kwargs):
+        with pm.Model():
+            beta, sigma = pm.Uniform("beta", 0, 4), pm.Uniform("sigma", 0.1, 10)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+            s = pk.Exchange(**kwargs)
+        return s.start, s.delayed_acceptance, s.chain.adaptation.delayed
+
+    screened = ("observed", True, mcmc.SCREEN_ALL)
+    plain = ("observed", False, mcmc.SCREEN_NONE)
+    monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
+    monkeypatch.setattr(_steps, "DNN_SCREEN_POINTS", len(y) + 1)
+    assert step() == plain
+    monkeypatch.setattr(_steps, "DNN_SCREEN_POINTS", len(y))
+    assert step() == (plain if kernel == "ball" else screened)
+    assert step(delayed_acceptance=False) == plain
+    assert step(delayed_acceptance=True) == screened
+    monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
+    assert step() == plain
 
 
 def test_large_dnn_terms_are_not_bridged_by_default(blobs, monkeypatch):

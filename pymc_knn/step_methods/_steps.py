@@ -96,8 +96,17 @@ LARGE_POINTS = 10_000
 True: it pays where an auxiliary draw is dear and the posterior narrow and near normal (at 10^4
 points, with the tuned start, 1.8 times the smallest ESS per second; at 3,000 the screening
 cost ``k`` its mixing, and on 2,000 points in 6 classes even the screening of all but the cheap
-``k`` moves did); below, and on d-nn terms (at 10^4 points the screening cut the ESS
-five-fold), no screening (docs/inference.md, "Defaults by size")."""
+``k`` moves did); below, no screening (docs/inference.md, "Defaults by size"). On a d-nn term
+the screening stops here (at 10^4 points, after 200 tuning draws, it cut the ESS five-fold)."""
+DNN_SCREEN_POINTS = 500
+"""Fewest points from which, on a d-nn term with the gaussian or exponential kernel,
+``delayed_acceptance="auto"`` means True (up to ``LARGE_POINTS``): each iteration there passes
+over tables of about ``n^2`` weights, a ``sigma`` move builds one, and a screened move skips them
+all. On 14 such fits of 500-1,000 points it took 0.79 of the walls (blobs4's exponential kernel
+61.5 s against 120.5, Hastie's gaussian 60.8 against 103.7), none slower by more than 1%, the
+smallest ESS as high. Not the ball kernel, whose posterior in ``sigma`` is a staircase that the
+fitted density smooths over (on class20 1.5 times the walls at both seeds), nor the shipped sets
+(150-250 points), where it lost (docs/inference.md, "Defaults by size")."""
 TUNED_START_POINTS = 500
 """Fewest points from which, on a kNN term with tuned sweeps, ``start="auto"`` means "tuned":
 where the observed labels need 20 sweeps and more (a tuned start is taken only then), as on
@@ -435,9 +444,14 @@ class PottsStep(BlockedStep):
         """The points of a kNN term (0 for a d-nn term: the "auto" defaults)."""
         return self.term.graph.n_points if self.term.is_knn else 0
 
-    def _large(self) -> bool:
-        """Whether the term is a kNN term of :data:`LARGE_POINTS` points or more."""
-        return self._knn_points() >= LARGE_POINTS
+    def _screened_by_default(self) -> bool:
+        """What ``delayed_acceptance="auto"`` means: a kNN term of :data:`LARGE_POINTS` points
+        or more; a d-nn term with the gaussian or exponential kernel of :data:`DNN_SCREEN_POINTS`
+        up to :data:`LARGE_POINTS`."""
+        g = self.term.graph
+        if self.term.is_knn:
+            return g.n_points >= LARGE_POINTS
+        return g.kernel != "ball" and DNN_SCREEN_POINTS <= g.n_points < LARGE_POINTS
 
     def _check_k_radius(self, k_radius):
         if k_radius is None:
@@ -1634,7 +1648,9 @@ class Exchange(PottsStep):
         density is rough at their scale on a small data set): faster where bridged ``k`` moves
         are never accepted (scikit-learn's digits: 36-38 s instead of 42-45), but it cost ``k``
         its mixing on 2,000 points in 6 classes (docs/inference.md, "Delayed acceptance").
-        "auto": True for a kNN term of 10,000 points or more, else False. sample_stats
+        "auto": True for a kNN term of 10,000 points or more and for a d-nn term with the
+        gaussian or exponential kernel of 500 up to 10,000 (each iteration there is
+        ``O(n^2)``: 0.79 of the walls on 14 fits), else False. sample_stats
         ``screened``: the draw's iterations rejected by the first stage.
     """
         + _NOTES
@@ -1688,7 +1704,7 @@ class Exchange(PottsStep):
         small = self.term.is_knn or self.term.graph.n_points < LARGE_POINTS
         self._adapt_bridge = bridge is None and self._graph.size > 0 and small
         if named and delayed_acceptance == "auto":
-            delayed_acceptance = self._large()
+            delayed_acceptance = self._screened_by_default()
         if isinstance(delayed_acceptance, str):
             self.delayed_acceptance, self._delayed = "most", mcmc.SCREEN_MOST
         else:
