@@ -57,8 +57,21 @@ def energy_steps(top, low, sd_top, sd_low, largest_gap=1.25, fewest=5):
     return low + x - top
 
 
-def main():
+def window_step(args):
+    """The default step of ``args``' row (``data``, ``model``) as a window at ``(beta, theta)``
+    leaves it, one long enough to repay a ladder: ``(step, observed)``, ``observed`` its
+    auxiliary settings started at the observed labels."""
     import pymc_knn as pk
+
+    X, y = load(args.data)
+    with build(X, y, args.model):
+        step = pk.Exchange(rng=3)
+    step.chain.adaptation.window_length = 10**7
+    step.chain.adaptation.window_values = np.array([[args.theta, args.beta]])
+    return step, step._observed(step.chain.aux)
+
+
+def main():
 
     parser = point_parser(__doc__)
     parser.add_argument("low", type=float)
@@ -71,13 +84,8 @@ def main():
         "--energy", action="store_true", help="rungs spaced by the energy's sds (tried, not kept)"
     )
     args = parser.parse_args()
-    X, y = load(args.data)
-    with build(X, y, args.model):
-        step = pk.Exchange(rng=3)
+    step, observed = window_step(args)
     chain, f, theta = step.chain, step.field, args.theta
-    chain.adaptation.window_length = 10**7
-    chain.adaptation.window_values = np.array([[theta, args.beta]])
-    observed = step._observed(chain.aux)
     rng = np.random.default_rng(args.seed)
 
     def run(aux, chains, beta, s):

@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-import pymc_knn as pk
-from bench_defaults import build, load, point_parser
+from bench_defaults import point_parser
+from check_rates import window_step
 from pymc_knn.kernels import mcmc
 from pymc_knn.step_methods._adaptation import RELAX_CHAINS
 
@@ -57,18 +57,13 @@ def main():
     parser.add_argument("--from-low", action="store_true", help="anneal up from the lowest rung")
     parser.add_argument("--reps", type=int, default=6)
     args = parser.parse_args()
-    X, y = load(args.data)
-    with build(X, y, args.model):
-        step = pk.Exchange(rng=3)
+    step, observed = window_step(args)
     chain, f, theta = step.chain, step.field, args.theta
-    chain.adaptation.window_length = 10**7
-    chain.adaptation.window_values = np.array([[theta, args.beta]])
-    observed = step._observed(chain.aux)
     ladder = step._ladder(chain, args.beta, args.low, theta, args.labels)
     rungs = ladder[0][1]
     first = 0 if args.from_low else rungs.size // 2
     c = mcmc.coupling(f, theta, False)
-    z = np.empty(y.size, dtype=np.int64)
+    z = np.empty(f.y.size, dtype=np.int64)
 
     def rung_energies(rows):
         out = np.empty(rows.shape[0])
