@@ -72,7 +72,6 @@ def window_step(args):
 
 
 def main():
-
     parser = point_parser(__doc__)
     parser.add_argument("low", type=float)
     parser.add_argument("--labels", type=int, default=57)

@@ -72,18 +72,15 @@ def main():
             out[r] = mcmc._energy(f, c, z)
         return out.reshape(rungs.size, -1)
 
-    draws = {
-        "labels, 2 s a rung": lambda: step._draw_start(chain, 0, theta, args.labels, False, ladder)[
-            0
-        ]
-    }
+    def from_labels(sweeps):
+        return lambda: step._draw_start(chain, 0, theta, sweeps, False, ladder)[0]
+
+    draws = {"labels, 2 s a rung": from_labels(args.labels)}
     for a in args.steps:
         draws[f"in turn, {a:g} s a step"] = lambda a=a: annealed(
             step, observed, rungs, theta, args.labels, a, first
         )
-    draws["reference, 8 s a rung"] = lambda: step._draw_start(
-        chain, 0, theta, 4 * args.labels, False, ladder
-    )[0]
+    draws["reference, 8 s a rung"] = from_labels(4 * args.labels)
     stats = {}
     for name, draw in draws.items():
         e = np.array([rung_energies(draw()) for _ in range(args.reps)])  # reps x rungs x chains
