@@ -1201,11 +1201,37 @@ def _draw_labels(proba: xr.DataArray, rng, budget) -> xr.DataArray:
 
 
 # what a dask.distributed Client raises when its scheduler or workers go away mid-computation
-_CLIENT_LOST = {"FutureCancelledError", "CancelledError", "CommClosedError", "StreamClosedError"}
+_CLIENT_LOST = {
+    "FutureCancelledError",
+    "CancelledError",
+    "CommClosedError",
+    "StreamClosedError",
+    "ClosedClientError",
+}
 
 
-def _client_lost(exc: BaseException) -> bool:
-    return any(t.__name__ in _CLIENT_LOST for t in type(exc).__mro__)
+def _active_client():
+    """The dask.distributed Client in use, or None (no distributed, or no Client)."""
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def _client_lost(exc: BaseException, client) -> bool:
+    """Whether ``exc`` came from losing ``client`` (the Client active when computing began).
+
+    Besides the errors a lost connection raises, anything raised once that Client stopped
+    running counts: its distributed objects (the lock of a netCDF write) fail with a bare
+    RuntimeError then.
+    """
+    if any(t.__name__ in _CLIENT_LOST for t in type(exc).__mro__):
+        return True
+    return client is not None and client.status != "running"
 
 
 def compute_predictions(obj, path=None):
@@ -1243,6 +1269,7 @@ def compute_predictions(obj, path=None):
     import os
     from pathlib import Path
 
+    client = _active_client()
     try:
         if path is None:
             return obj.compute()
@@ -1255,7 +1282,7 @@ def compute_predictions(obj, path=None):
             part.unlink(missing_ok=True)
         return path
     except Exception as exc:
-        if not _client_lost(exc):
+        if not _client_lost(exc, client):
             raise
         raise RuntimeError(
             f"the dask Client was lost mid-computation ({type(exc).__name__}: its scheduler or "

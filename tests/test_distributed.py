@@ -131,6 +131,33 @@ def test_losing_the_client_mid_computation_is_a_clear_error(problem, tmp_path, m
     assert list(tmp_path.iterdir()) == []  # no result, no partial file
 
 
+class _LosesItsClient:
+    """Stops the Client, then fails as a distributed lock of a netCDF write does then."""
+
+    def __init__(self, client, error):
+        self.client, self.error = client, error
+
+    def compute(self):
+        if self.client is not None:
+            self.client.close()
+        raise self.error
+
+
+@pytest.mark.parametrize("lose_client", [True, False])
+def test_any_error_once_the_client_stopped_is_losing_it(lose_client):
+    # the CI once saw only this RuntimeError from a Client lost during a write
+    error = RuntimeError("<class 'distributed.lock.Lock'> object not properly initialized.")
+    with distributed.Client(processes=False, n_workers=1, dashboard_address=":0") as client:
+        lost = _LosesItsClient(client if lose_client else None, error)
+        with pytest.raises(RuntimeError) as info:
+            pk.compute_predictions(lost)
+    if lose_client:
+        assert "dask Client was lost mid-computation" in str(info.value)
+        assert info.value.__cause__ is error
+    else:  # the Client still runs: the error is the computation's own, passed on unchanged
+        assert info.value is error
+
+
 def test_compute_predictions_writes_the_whole_file(problem, tmp_path):
     model, idata, X_new = problem
     summary = pk.predictive_summary(idata, X_new, model=model, lazy=True, working_memory=0.2)
