@@ -107,8 +107,9 @@ all. On 14 such fits of 500-1,000 points it took 0.79 of the walls (blobs4's exp
 smallest ESS as high. Not the ball kernel, whose posterior in ``sigma`` is a staircase that the
 fitted density smooths over (on class20 1.5 times the walls at both seeds), nor the shipped sets
 (150-250 points), where it lost (docs/inference.md, "Defaults by size"). On 2,000 points
-(Hastie's, gaussian) 0.82 of the wall (294 s against 358); from there to ``LARGE_POINTS`` the
-same reasons hold (dearer iterations, a narrower posterior) but no fit has been timed."""
+(Hastie's, gaussian) 0.82 of the wall (294 s against 358); on 4,000 screened 583 s, converged;
+from there to ``LARGE_POINTS`` the same reasons hold (dearer iterations, a narrower posterior)
+but no fit has been timed."""
 TUNED_START_POINTS = 500
 """Fewest points from which, on a kNN term with tuned sweeps, ``start="auto"`` means "tuned":
 where the observed labels need 20 sweeps and more (a tuned start is taken only then), as on
