@@ -74,6 +74,34 @@ def tuned_step(data, model, seed):
     return step, step.layout.to_x({k: np.asarray(v) for k, v in point.items()})
 
 
+def iterate(step, x, p, iterations, seed):
+    """``iterations`` of the step's iteration kernel with proposal ``p`` from ``x``: the trace
+    (beta, ``k`` or ``sigma``, the coordinates), each iteration's acceptance and move type."""
+    lp, beta, theta = step.tractable.evaluate(x)
+    cols = 2 + step._free.size + step._graph.size
+    trace, accept = np.empty((iterations, cols)), np.empty(iterations)
+    move = np.empty(iterations, dtype=np.int64)
+    mcmc.run_iterations(
+        step.tractable.kernel_fn,
+        x.copy(),
+        np.array([lp, beta, theta]),
+        step.field,
+        step.chain.aux,
+        p,
+        step.chain.z,
+        step.chain.plug_in,
+        iterations,
+        trace,
+        accept,
+        np.empty(iterations),
+        move,
+        np.empty((iterations, 3)),
+        np.random.default_rng(seed),
+        mcmc.new_couplings(step.field),
+    )
+    return trace, accept, move
+
+
 def run(step, x, variant, share, iterations, seed):
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
     if variant == "tuned":
@@ -99,30 +127,8 @@ def run(step, x, variant, share, iterations, seed):
         p = p._replace(p_wide=share, p_beta_jump=0.0)
     if variant == "wide":
         p = p._replace(jump=np.zeros((p.jump.shape[0], 0, 3)))
-    lp, beta, theta = step.tractable.evaluate(x)
-    cols = 2 + step._free.size + step._graph.size
-    trace, accept = np.empty((iterations, cols)), np.empty(iterations)
-    cap, noise = np.empty(iterations), np.empty((iterations, 3))
-    move = np.empty(iterations, dtype=np.int64)
     t0 = time.perf_counter()
-    mcmc.run_iterations(
-        step.tractable.kernel_fn,
-        x.copy(),
-        np.array([lp, beta, theta]),
-        step.field,
-        step.chain.aux,
-        p,
-        step.chain.z,
-        step.chain.plug_in,
-        iterations,
-        trace,
-        accept,
-        cap,
-        move,
-        noise,
-        np.random.default_rng(seed),
-        mcmc.new_couplings(step.field),
-    )
+    trace, accept, move = iterate(step, x, p, iterations, seed)
     wall = time.perf_counter() - t0
     moves = ", ".join(
         f"{name} {np.mean(move == kind):.2f} (acc {accept[move == kind].mean():.2f})"

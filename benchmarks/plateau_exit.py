@@ -24,33 +24,13 @@ import pymc as pm
 
 import pymc_knn as pk
 from bench_defaults import build, load
-from pymc_knn.kernels import mcmc
+from bench_moves import iterate
 
 
 def run_chain(step, x, n, seed):
     """``n`` iterations of the step's tuned kernel from ``x``: the trace's ``sigma`` column."""
-    lp, beta, theta = step.tractable.evaluate(x)
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
-    trace = np.empty((n, 2 + step._free.size + step._graph.size))
-    mcmc.run_iterations(
-        step.tractable.kernel_fn,
-        x.copy(),
-        np.array([lp, beta, theta]),
-        step.field,
-        step.chain.aux,
-        p,
-        step.chain.z,
-        step.chain.plug_in,
-        n,
-        trace,
-        np.empty(n),
-        np.empty(n),
-        np.empty(n, dtype=np.int64),
-        np.empty((n, 3)),
-        np.random.default_rng(seed),
-        mcmc.new_couplings(step.field),
-    )
-    return trace[:, 1]
+    return iterate(step, x, p, n, seed)[0][:, 1]
 
 
 def main():
