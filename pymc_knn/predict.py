@@ -1222,16 +1222,23 @@ def _active_client():
         return None
 
 
+# what distributed's Lock (a netCDF write's), Semaphore, Event, Queue and Variable raise in a
+# task that finds neither its Worker nor a Client: the cluster is closing under it
+_NO_CONTEXT = "object not properly initialized"
+
+
 def _client_lost(exc: BaseException, client) -> bool:
     """Whether ``exc`` came from losing ``client`` (the Client active when computing began).
 
-    Besides the errors a lost connection raises, anything raised once that Client stopped
-    running counts: its distributed objects (the lock of a netCDF write) fail with a bare
-    RuntimeError then.
+    Besides the errors a lost connection raises: anything raised once that Client stopped
+    running, and the bare RuntimeError of a distributed lock whose task lost its Worker and
+    Client (reported while the scheduler still runs, so the Client may not know yet).
     """
     if any(t.__name__ in _CLIENT_LOST for t in type(exc).__mro__):
         return True
-    return client is not None and client.status != "running"
+    if client is None:
+        return False
+    return client.status != "running" or (isinstance(exc, RuntimeError) and _NO_CONTEXT in str(exc))
 
 
 def compute_predictions(obj, path=None):
