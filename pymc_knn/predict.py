@@ -1211,13 +1211,15 @@ _CLIENT_LOST = {
 
 
 def _active_client():
-    """The dask.distributed Client in use, or None (no distributed, or no Client)."""
-    try:
-        from distributed import default_client
-    except ImportError:
+    """The dask.distributed Client in use, or None. distributed is not imported for this: a
+    Client exists only where it already was."""
+    import sys
+
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
         return None
     try:
-        return default_client()
+        return distributed.default_client()
     except ValueError:
         return None
 
