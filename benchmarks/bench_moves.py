@@ -45,6 +45,7 @@ MOVES = {
     mcmc.JUMP_MOVE: "jump",
     mcmc.BETA_JUMP: "beta jump",
     mcmc.NULL_MOVE: "null",
+    mcmc.PLATEAU_MOVE: "plateau",
 }
 
 

@@ -6,10 +6,11 @@ chain's draws below ``--edge`` is printed; then, from the last chain's final bet
 ``--starts`` (``sigma``), ``--repeats`` runs of the iteration kernel of ``--iterations``
 iterations each, and the iterations until ``sigma`` first exceeds the edge (the run's length where
 it never does); and one run of ``--long`` iterations from ``sigma`` at the chain's mean: the share
-below the edge and the entries.
+below the edge and the entries; each with the kernel's plateau move and without it. The edge is
+the ball's plateau top unless ``--edge`` is given.
 
 Written for the ball kernel on 400 points on 25 grid sites ("ties"), whose likelihood is flat in
-``sigma`` below the sites' smallest distance (0.7071 standardised: only a site's own points are
+``sigma`` below the sites' smallest distance (0.6853 standardised: only a site's own points are
 neighbours there):
 
     PYTHONPATH=.:benchmarks python benchmarks/plateau_exit.py ties ball 2
@@ -25,11 +26,15 @@ import pymc as pm
 import pymc_knn as pk
 from bench_defaults import build, load
 from bench_moves import iterate
+from pymc_knn.kernels import mcmc
 
 
-def run_chain(step, x, n, seed):
-    """``n`` iterations of the step's tuned kernel from ``x``: the trace's ``sigma`` column."""
+def run_chain(step, x, n, seed, plateau=True):
+    """``n`` iterations of the step's tuned kernel from ``x``, with or without its plateau
+    move: the trace's ``sigma`` column."""
     p = step.chain.adaptation.proposal(step._free, step._graph, step._lower, step._upper)
+    if not plateau:
+        p = p._replace(plateau=mcmc.NO_PLATEAU)
     return iterate(step, x, p, n, seed)[0][:, 1]
 
 
@@ -38,7 +43,7 @@ def main():
     parser.add_argument("data")
     parser.add_argument("model", choices=["gaussian", "exponential", "ball"])
     parser.add_argument("seed", type=int)
-    parser.add_argument("--edge", type=float, default=0.7071)
+    parser.add_argument("--edge", type=float, help="default: the ball's plateau top")
     parser.add_argument("--starts", nargs="+", type=float, default=[0.1, 0.3, 0.6])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--iterations", type=int, default=1500)
@@ -56,6 +61,9 @@ def main():
             compute_convergence_checks=False,
         )
     sigma = idata.posterior["sigma"].values
+    if args.edge is None:
+        args.edge = float(step._plateau[1])
+        print(f"the plateau's top: sigma {args.edge:.4f}")
     print("share of each chain's draws below the edge:", np.round((sigma < args.edge).mean(1), 3))
     a = step.chain.adaptation
     print(f"last chain: {a.iterations:.2f} iterations a draw, graph share {a.p_graph:.2f}")
@@ -65,22 +73,23 @@ def main():
         values = {"beta_log__": np.log(beta), "sigma_interval__": np.log(s / (100 - s))}
         return step.layout.to_x({k: np.asarray(v) for k, v in values.items()})
 
-    for start in args.starts:
-        exits = []
-        for r in range(args.repeats):
-            above = np.flatnonzero(
-                run_chain(step, point(start), args.iterations, 100 + r) > args.edge
+    for plateau in (True, False):
+        print("with the plateau move" if plateau else "without it")
+        for start in args.starts:
+            exits = []
+            for r in range(args.repeats):
+                run = run_chain(step, point(start), args.iterations, 100 + r, plateau)
+                above = np.flatnonzero(run > args.edge)
+                exits.append(above[0] if above.size else args.iterations)
+            print(
+                f"  from sigma {start}: iterations to leave, median {np.median(exits):.0f}, "
+                f"mean {np.mean(exits):.0f}, largest {max(exits)}"
             )
-            exits.append(above[0] if above.size else args.iterations)
+        below = run_chain(step, point(float(sigma[-1].mean())), args.long, 7, plateau) < args.edge
         print(
-            f"from sigma {start}: iterations to leave, median {np.median(exits):.0f}, "
-            f"mean {np.mean(exits):.0f}, largest {max(exits)}"
+            f"  {args.long} iterations from the chain's mean: share below {below.mean():.4f}, "
+            f"entries {int(np.sum(np.diff(below.astype(int)) == 1))}"
         )
-    below = run_chain(step, point(float(sigma[-1].mean())), args.long, 7) < args.edge
-    print(
-        f"{args.long} iterations from the chain's mean: share below {below.mean():.4f}, "
-        f"entries {int(np.sum(np.diff(below.astype(int)) == 1))}"
-    )
 
 
 if __name__ == "__main__":

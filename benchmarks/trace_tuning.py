@@ -28,7 +28,14 @@ import numpy as np
 import pymc as pm
 
 from bench_defaults import build, load
-from pymc_knn.kernels.mcmc import BETA_JUMP, BETA_MOVE, GRAPH_MOVE, JUMP_MOVE, WIDE_MOVE
+from pymc_knn.kernels.mcmc import (
+    BETA_JUMP,
+    BETA_MOVE,
+    GRAPH_MOVE,
+    JUMP_MOVE,
+    PLATEAU_MOVE,
+    WIDE_MOVE,
+)
 from pymc_knn.step_methods import _adaptation, _steps
 
 MOVES = {
@@ -37,6 +44,7 @@ MOVES = {
     GRAPH_MOVE: "graph",
     WIDE_MOVE: "wide",
     JUMP_MOVE: "jump",
+    PLATEAU_MOVE: "plateau",
 }
 
 

@@ -793,3 +793,64 @@ def test_the_oracle_check_rejects_a_first_stage_that_depends_on_the_state():
     idata = run(model, step, tune=0, draws=20000)
     with pytest.raises(AssertionError):
         check_against_oracle(idata, oracle(model, y, 3.0))
+
+
+# two points on each of four sites: below the sites' smallest distance only a site's own two
+# points are neighbours, a plateau that holds 0.47 of the posterior of sigma ~ U(0.2, 3)
+PLATEAU_X = np.repeat([[0.0, 0.0], [1.0, 0.0], [0.0, 1.1], [1.2, 1.0]], 2, axis=0)
+PLATEAU_Y = np.array([0, 1, 1, 1, 0, 0, 0, 1])
+
+
+class PlateauShare:
+    """A step whose ball plateau moves are made with probability ``share`` from the plateau.
+    With ``reach`` the plateau is taken to end that many times as far as it does (its edge on
+    the value scale: the log-odds of ``U(0.2, 3)``): the move then takes graphs that differ
+    for one, and is no longer exact."""
+
+    def __init__(self, *args, share, reach=1.0, **kwargs):
+        self.share, self.reach = share, reach
+        super().__init__(*args, **kwargs)
+
+    def _new_chain(self):
+        chain = super()._new_chain()
+        plateau = self._plateau.copy()
+        top = plateau[1] * self.reach
+        plateau[1:] = top, np.log((top - SIGMA[0]) / (SIGMA[1] - top)), self.share
+        chain.adaptation.plateau = plateau
+        return chain
+
+
+class PlateauExchange(PlateauShare, pk.Exchange):
+    pass
+
+
+class PlateauMoller(PlateauShare, pk.Moller):
+    pass
+
+
+@pytest.mark.parametrize(
+    "step_cls, share, draws",
+    [(PlateauExchange, 0.5, 4000), (PlateauExchange, 0.9, 4000), (PlateauMoller, 0.5, 12000)],
+)
+def test_plateau_moves_are_exact(step_cls, share, draws):
+    """Half, then nine in ten, of the moves from the plateau are plateau moves; every other
+    move's Hastings term carries the choice's probability at its two ends (without it a chain
+    would leave the plateau ten times too rarely at 0.9). Møller's plateau moves keep its
+    auxiliary labels, whose weights are the same at both ends."""
+    model = dnn_model(PLATEAU_X, PLATEAU_Y, "ball")
+    with model:
+        step = step_cls(sampler="enumerate", share=share)
+    assert 1.7 < step._plateau[1] < 1.9
+    check_against_oracle(run(model, step, draws=draws), oracle(model, PLATEAU_Y, 3.0))
+
+
+def test_the_oracle_check_rejects_a_plateau_that_reaches_too_far():
+    """Negative control: the plateau taken to end at 1.5 times the sites' smallest distance,
+    where pairs of sites are neighbours, must fail the check (measured: mean sigma 1.635
+    against the exact 1.729, MCSE 0.014)."""
+    model = dnn_model(PLATEAU_X, PLATEAU_Y, "ball")
+    with model:
+        step = PlateauExchange(sampler="enumerate", share=0.5, reach=1.5)
+    idata = run(model, step)
+    with pytest.raises(AssertionError):
+        check_against_oracle(idata, oracle(model, PLATEAU_Y, 3.0))

@@ -34,7 +34,18 @@ Moves (each reversible on its own, mixed with a fixed probability, so the mixtur
   ``sigma`` that a local move crosses rarely. (Drawing beta's coordinates afresh too, from a
   normal about the ridge, halved the acceptance on wine's ball kernel and mixed no faster.)
   Before the first fit, a *wide* move stands in: a graph move with a wider step (``r`` or the
-  sd times a factor). Either is a kernel of its own, chosen with a fixed probability.
+  sd times a factor). Either is a kernel of its own, chosen with a fixed probability;
+* plateau move (ball kernel, ``p.plateau``): the ball's likelihood is the same for every
+  ``sigma`` up to the data's smallest positive distance, ``top``, where no ball holds another
+  point unless it is at distance 0 (a plateau that reaches ``sigma = 0``, on the value scale
+  a tail of density about ``e^u``). From a state on it (``theta <= top``), with probability
+  ``share``, ``sigma``'s coordinate is drawn afresh from ``h(u) = e^{u - edge}`` on
+  ``u <= edge`` (``edge``: ``top`` on the value scale), a proposal off the plateau rejected;
+  Hastings term ``log h(u) - log h(u')``. Where beta stays put the Potts term is the same at both
+  ends, so the ratio is the tractable one's and no auxiliary draw is made. Since the choice
+  depends on the state, every other move carries ``log(1 - share [theta' <= top]) - log(1 -
+  share [theta <= top])`` in its Hastings term. A random walk takes a time growing with the
+  depth to climb off the plateau; this move puts the chain back near its edge in one step.
 
 Delayed acceptance (Christen and Fox 2005; Banterle et al. 2019), exchange only, once tuning has
 fitted the jump densities: a proposal ``x -> x'`` is first screened with probability
@@ -87,6 +98,7 @@ from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
 from .signals import check_signals
 from .structure import (
+    BALL,
     add_floor_fields,
     csr_from_edges,
     dnn_table_cumulative,
@@ -101,7 +113,7 @@ from .swendsen_wang import _row_at, swendsen_wang_pair, swendsen_wang_rows, swen
 EXCHANGE, MOLLER, PSEUDO = 0, 1, 2
 SWENDSEN_WANG, GIBBS, CFTP, ENUMERATE = 0, 1, 2, 3
 KNN_SYMMETRISED, KNN_EQUAL, DNN = 0, 1, 2
-BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE, BETA_JUMP = 0, 1, 2, 3, 4, 5
+BETA_MOVE, GRAPH_MOVE, NULL_MOVE, WIDE_MOVE, JUMP_MOVE, BETA_JUMP, PLATEAU_MOVE = range(7)
 SCREEN_NONE, SCREEN_MOST, SCREEN_ALL = 0, 1, 2
 """Which moves the delayed acceptance screens: none, all but the local graph moves that are not
 bridged, every move."""
@@ -301,6 +313,13 @@ class Proposal(NamedTuple):
     max_bridge: int  # bound on the fields of one move
     delayed: int  # exchange: which moves are screened by the fitted densities first (SCREEN_*)
     measure_noise: bool  # tuning: whether graph moves measure their ratio's noise (the bridging's)
+    plateau: (
+        np.ndarray
+    )  # (0,): no plateau move, or (j, top, edge, share): see the module's docstring
+
+
+PLATEAU_J, PLATEAU_TOP, PLATEAU_EDGE, PLATEAU_SHARE = range(4)
+NO_PLATEAU = np.zeros(0)
 
 
 _NO_EDGES = np.empty(0, dtype=np.int32)
@@ -1209,6 +1228,35 @@ def _graph_delta(p, x, x1):
 
 
 @njit(cache=True)
+def _ball(f):
+    return f.kind == DNN and f.dnn_kernel == BALL
+
+
+@njit(cache=True)
+def _on_plateau(p, theta):
+    """Whether ``theta`` lies on the ball's plateau (``theta <= top``)."""
+    return p.plateau.size > 0 and theta <= p.plateau[PLATEAU_TOP]
+
+
+@njit(cache=True)
+def _log_other_moves(p, on):
+    """Log probability of choosing any move but the plateau move, on the plateau or off it."""
+    return np.log1p(-p.plateau[PLATEAU_SHARE]) if on else 0.0
+
+
+@njit(cache=True)
+def _plateau_move(x, x1, p, rng):
+    """A plateau move into ``x1`` (see the module's docstring); ``(move type, log Hastings
+    term)``: ``-inf`` where the current coordinate lies above the edge, which the proposal
+    density never reaches (a rounding of the transform)."""
+    pos = p.graph[int(p.plateau[PLATEAU_J])]
+    edge = p.plateau[PLATEAU_EDGE]
+    x1[:] = x
+    x1[pos] = edge + np.log1p(-rng.random())
+    return PLATEAU_MOVE, (x[pos] - x1[pos] if x[pos] <= edge else -np.inf)
+
+
+@njit(cache=True)
 def _record(trace, t, p, x, beta, theta):
     trace[t, 0] = beta
     trace[t, 1] = theta
@@ -1314,9 +1362,13 @@ screened, cache
     g0 = surrogate_log_density(p, x) if delayed else 0.0
     g1 = g0
     screened = 0
+    on0 = _on_plateau(p, theta0)
     for t in range(n_iter):
         check_signals()
-        kind, log_h = propose(x, x1, p, rng)
+        if on0 and rng.random() < p.plateau[PLATEAU_SHARE]:
+            kind, log_h = _plateau_move(x, x1, p, rng)
+        else:
+            kind, log_h = propose(x, x1, p, rng)
         zero_move = 1.0
         if record:
             noise[t, 0] = np.nan
@@ -1332,15 +1384,27 @@ screened, cache
             if go and beta1 > f.beta_max:
                 status = PAST_BETA_MAX
                 break
+            on1 = _on_plateau(p, theta1)
+            flat = False  # the same Potts term at both ends
+            if kind == PLATEAU_MOVE:
+                go = go and on1  # its reverse is a plateau move only from the plateau
+                flat = beta1 == beta0 and _ball(f)
+            else:
+                log_h += _log_other_moves(p, on1) - _log_other_moves(p, on0)
             log_a = 0.0
             if go and delayed:
                 g1 = surrogate_log_density(p, x1)
-                if p.delayed == SCREEN_ALL or not _cheap(f, p, kind, x, x1, theta0, theta1):
+                if not flat and (
+                    p.delayed == SCREEN_ALL or not _cheap(f, p, kind, x, x1, theta0, theta1)
+                ):
                     log_a = g1 - g0 + log_h
                 if log_a < 0.0 and not np.log(rng.random()) < log_a:
                     go = False  # screened out before its couplings and auxiliary draw
                     screened += 1
-            if go:
+            if go and flat:
+                c1, ey1, pl1, ez1, ez1_hat = c0, ey0, pl0, ez0, ez_hat
+                log_alpha = lp1 - lp0 + log_h
+            elif go:
                 if theta1 == theta0:
                     c1 = c0
                 elif theta1 == theta_other:
@@ -1400,15 +1464,18 @@ screened, cache
             accepted = np.log(rng.random()) < log_alpha
             if accepted:
                 x[:] = x1
-                lp0, beta0, g0 = lp1, beta1, g1
-                if theta1 != theta0:  # c1 is c_other: the two swap
+                lp0, beta0, g0, on0 = lp1, beta1, g1, on1
+                if flat:  # c0 is the coupling at theta1 too
+                    theta0 = theta1
+                    _noted(f, theta0, b0)
+                elif theta1 != theta0:  # c1 is c_other: the two swap
                     c0, c_other = c_other, c0
                     theta0, theta_other = theta_other, theta0
                     b0, b_other = b_other, b0
                 ey0 = ey1
                 if aux.method == PSEUDO:
                     pl0 = pl1
-                elif aux.method == MOLLER:
+                elif aux.method == MOLLER and not flat:
                     z[:] = z1
                     ez0 = ez1
                     ez_hat = ez1_hat

@@ -261,6 +261,21 @@ def ball_radius2(sigma):
 
 
 @njit(cache=True)
+def smallest_positive_sq(sorted_sq):
+    """The smallest positive entry of a table of rows sorted in increasing order: the data's
+    smallest positive squared distance, every row's first positive entry being its nearest other
+    point not at distance 0; ``inf`` when a row holds no positive entry (its nearest such point
+    may lie beyond the table)."""
+    best = np.inf
+    for i in range(sorted_sq.shape[0]):
+        r = np.searchsorted(sorted_sq[i], 0.0, side="right")
+        if r == sorted_sq.shape[1]:
+            return np.inf
+        best = min(best, sorted_sq[i, r])
+    return best
+
+
+@njit(cache=True)
 def dnn_log_ratio(sq, sq_ref, sigma, kernel, epsilon):
     """``log K(d) - log K(d_ref)`` for the kernels of Friel and Pettitt (2011), d-nn1 to d-nn3,
     at squared distances ``sq`` and ``sq_ref``.

@@ -35,13 +35,14 @@ from ..distributions import (
 from ..graphs import DNN_KERNELS, max_k
 from ..kernels import mcmc
 from ..kernels.path import energy_path
-from ..kernels.structure import NO_ORDER, NO_SHELLS, breadth_first_order
+from ..kernels.structure import NO_ORDER, NO_SHELLS, breadth_first_order, smallest_positive_sq
 from ..terms import CFTP_MAX_SWEEPS, warn_not_exact
 from ._adaptation import (
     AUX_SWEEPS,
     FIRST_RELAX_CHAINS,
     MAX_AUX_SWEEPS,
     MAX_BRIDGE,
+    PLATEAU_MOVES,
     RELAX_CHAINS,
     START_MEMORY,
     TARGET_ACCEPT,
@@ -372,6 +373,7 @@ class PottsStep(BlockedStep):
         self.layout = self.tractable.layout
         self._positions(model)
         self.field = _field(self.term, self.y.copy())
+        self._plateau = self._ball_plateau(model)
         if self.term.is_knn:
             self._check_k_prior(point)
         self._check_beta_support(model, point)
@@ -488,6 +490,30 @@ class PottsStep(BlockedStep):
         self._discrete = np.asarray(discrete, dtype=bool)
         self._lower, self._upper = as_int(lower), as_int(upper)
 
+    def _ball_plateau(self, model) -> np.ndarray:
+        """The ball kernel's plateau move (:class:`~pymc_knn.kernels.mcmc.Proposal`'s
+        ``plateau``) where ``sigma`` is a free variable of the block with a transform of its own:
+        the graph is that of ``sigma -> 0`` up to the data's smallest positive distance ``top``
+        (the largest float whose square is at most the smallest squared one)."""
+        rv = self.node.inputs[3]
+        if self.term.is_knn or self.term.graph.kernel != "ball" or rv not in model.free_RVs:
+            return mcmc.NO_PLATEAU
+        value_var = model.rvs_to_values[rv]
+        sl = next((sl for v, sl in zip(self.vars, self.layout.slices) if v is value_var), None)
+        if sl is None:
+            return mcmc.NO_PLATEAU
+        sq = smallest_positive_sq(self.field.sorted_sq)
+        if not np.isfinite(sq):
+            return mcmc.NO_PLATEAU
+        top = math.sqrt(sq)
+        while top * top > sq:
+            top = math.nextafter(top, 0.0)
+        edge = _to_value(rv, model.rvs_to_transforms.get(rv), top)
+        if edge is None:
+            return mcmc.NO_PLATEAU
+        j = int(np.flatnonzero(self._graph == sl.start)[0])
+        return np.array([j, top, float(edge), PLATEAU_MOVES])
+
     def _new_chain(self) -> ChainState:
         adaptation = Adaptation(
             self._free.size,
@@ -503,6 +529,7 @@ class PottsStep(BlockedStep):
             adapt_bridge=self._adapt_bridge and self.adapt,
             max_bridge=self._max_bridge,
             delayed=self._delayed,
+            plateau=self._plateau,
             aux_sweeps=self.aux.sweeps,
         )
         return ChainState(adaptation, self.field.y.copy(), np.zeros(3), aux=self.aux)
@@ -1816,6 +1843,30 @@ class Moller(PottsStep):
         else:
             theta = check_positive(theta, "plug_in sigma_hat")
         return beta, theta
+
+    def _ball_plateau(self, model) -> np.ndarray:
+        """The ball kernel's plateau move (:class:`~pymc_knn.kernels.mcmc.Proposal`'s
+        ``plateau``) where ``sigma`` is a free variable of the block with a transform of its own:
+        the graph is that of ``sigma -> 0`` up to the data's smallest positive distance ``top``
+        (the largest float whose square is at most the smallest squared one)."""
+        rv = self.node.inputs[3]
+        if self.term.is_knn or self.term.graph.kernel != "ball" or rv not in model.free_RVs:
+            return mcmc.NO_PLATEAU
+        value_var = model.rvs_to_values[rv]
+        sl = next((sl for v, sl in zip(self.vars, self.layout.slices) if v is value_var), None)
+        if sl is None:
+            return mcmc.NO_PLATEAU
+        sq = smallest_positive_sq(self.field.sorted_sq)
+        if not np.isfinite(sq):
+            return mcmc.NO_PLATEAU
+        top = math.sqrt(sq)
+        while top * top > sq:
+            top = math.nextafter(top, 0.0)
+        edge = _to_value(rv, model.rvs_to_transforms.get(rv), top)
+        if edge is None:
+            return mcmc.NO_PLATEAU
+        j = int(np.flatnonzero(self._graph == sl.start)[0])
+        return np.array([j, top, float(edge), PLATEAU_MOVES])
 
     def _new_chain(self) -> ChainState:
         chain = super()._new_chain()
