@@ -828,20 +828,32 @@ class PlateauMoller(PlateauShare, pk.Moller):
     pass
 
 
+class PlateauPseudo(PlateauShare, pk.PseudoLikelihoodMetropolis):
+    pass
+
+
 @pytest.mark.parametrize(
     "step_cls, share, draws",
-    [(PlateauExchange, 0.5, 4000), (PlateauExchange, 0.9, 4000), (PlateauMoller, 0.5, 12000)],
+    [
+        (PlateauExchange, 0.5, 4000),
+        (PlateauExchange, 0.9, 4000),
+        (PlateauMoller, 0.5, 12000),
+        (PlateauPseudo, 0.5, 5000),
+    ],
 )
 def test_plateau_moves_are_exact(step_cls, share, draws):
     """Half, then nine in ten, of the moves from the plateau are plateau moves; every other
     move's Hastings term carries the choice's probability at its two ends (without it a chain
     would leave the plateau ten times too rarely at 0.9). Møller's plateau moves keep its
-    auxiliary labels, whose weights are the same at both ends."""
+    auxiliary labels, whose weights are the same at both ends; pseudo-likelihood Metropolis's
+    keep the pseudo-likelihood, and it must match the pseudo-posterior."""
     model = dnn_model(PLATEAU_X, PLATEAU_Y, "ball")
+    pseudo = step_cls is PlateauPseudo
     with model:
-        step = step_cls(sampler="enumerate", share=share)
+        step = step_cls(share=share, **({} if pseudo else {"sampler": "enumerate"}))
     assert 1.7 < step._plateau[1] < 1.9
-    check_against_oracle(run(model, step, draws=draws), oracle(model, PLATEAU_Y, 3.0))
+    exact = oracle(model, PLATEAU_Y, 3.0, pseudo=pseudo)
+    check_against_oracle(run(model, step, draws=draws), exact)
 
 
 def test_the_oracle_check_rejects_a_plateau_that_reaches_too_far():
