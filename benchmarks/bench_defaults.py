@@ -115,6 +115,13 @@ def _scales(rng):
     return X * np.array([1e6, 1e-3, 1.0]), y
 
 
+def _likert(rng):
+    # survey answers: 4 questions on a 1-5 scale, most answers near the middle (ties
+    # everywhere, on a lattice of 625 sites), the class a logistic of two of them
+    X = np.clip(np.round(rng.normal(3.0, 1.0, (600, 4))), 1, 5)
+    return X, (rng.random(600) < 1 / (1 + np.exp(3.0 - X[:, 0] - X[:, 1] / 2))).astype(int)
+
+
 ODD = {
     # (2026-12-04) shapes a user brings that the made sets above do not: 400 points on 25
     # distinct sites (ties everywhere), 300 covariates for 150 points, a class of 6 points, one
@@ -124,6 +131,8 @@ ODD = {
     "tiny": _tiny,
     "line": _line,
     "scales": _scales,
+    # (2026-12-06) answers to a survey on a 1-5 scale: ties on a lattice, several distances
+    "likert": _likert,
 }
 
 
