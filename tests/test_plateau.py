@@ -37,14 +37,18 @@ def ball_step(X, y, sigma_prior=lambda: pm.Uniform("sigma", 0, 100), drop_tol=No
 
 
 def rows(f, sigma):
-    """A coupling's ``E(y)`` and each row's written running sums."""
+    """A coupling's ``E(y)`` and each row's floor weight and written running sums."""
     c = mcmc.coupling(f, sigma, False)
-    return c[8], [c[7][i, : c[10][i]].copy() for i in range(f.y.size)]
+    return c[8], [np.r_[c[9][i], c[7][i, : c[10][i]]] for i in range(f.y.size)]
 
 
 @pytest.mark.parametrize("drop_tol", [None, 0.5], ids=["full", "kept"])
 @pytest.mark.parametrize("tied", [False, True], ids=["no ties", "ties"])
 def test_the_couplings_are_the_same_up_to_the_top_and_not_past_it(tied, drop_tol, monkeypatch):
+    """``top`` is the largest float whose square is at most the smallest positive squared
+    distance: every coupling from there down to ``sigma -> 0`` is the same to the bit, and the
+    next float up holds another pair in a ball. With and without ties (where each row's nearest
+    lies outside every ball, its weights uniform), on a full table and on a kept one."""
     monkeypatch.setattr(graphs, "DNN_START_WIDTH", 4)  # a kept table narrower than the data
     X, y = ties()
     if not tied:

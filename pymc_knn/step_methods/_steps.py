@@ -1844,30 +1844,6 @@ class Moller(PottsStep):
             theta = check_positive(theta, "plug_in sigma_hat")
         return beta, theta
 
-    def _ball_plateau(self, model) -> np.ndarray:
-        """The ball kernel's plateau move (:class:`~pymc_knn.kernels.mcmc.Proposal`'s
-        ``plateau``) where ``sigma`` is a free variable of the block with a transform of its own:
-        the graph is that of ``sigma -> 0`` up to the data's smallest positive distance ``top``
-        (the largest float whose square is at most the smallest squared one)."""
-        rv = self.node.inputs[3]
-        if self.term.is_knn or self.term.graph.kernel != "ball" or rv not in model.free_RVs:
-            return mcmc.NO_PLATEAU
-        value_var = model.rvs_to_values[rv]
-        sl = next((sl for v, sl in zip(self.vars, self.layout.slices) if v is value_var), None)
-        if sl is None:
-            return mcmc.NO_PLATEAU
-        sq = smallest_positive_sq(self.field.sorted_sq)
-        if not np.isfinite(sq):
-            return mcmc.NO_PLATEAU
-        top = math.sqrt(sq)
-        while top * top > sq:
-            top = math.nextafter(top, 0.0)
-        edge = _to_value(rv, model.rvs_to_transforms.get(rv), top)
-        if edge is None:
-            return mcmc.NO_PLATEAU
-        j = int(np.flatnonzero(self._graph == sl.start)[0])
-        return np.array([j, top, float(edge), PLATEAU_MOVES])
-
     def _new_chain(self) -> ChainState:
         chain = super()._new_chain()
         if hasattr(self, "_plug_in0"):
