@@ -78,29 +78,7 @@ def tuned_step(data, model, seed):
 def iterate(step, x, p, iterations, seed):
     """``iterations`` of the step's iteration kernel with proposal ``p`` from ``x``: the trace
     (beta, ``k`` or ``sigma``, the coordinates), each iteration's acceptance and move type."""
-    lp, beta, theta = step.tractable.evaluate(x)
-    cols = 2 + step._free.size + step._graph.size
-    trace, accept = np.empty((iterations, cols)), np.empty(iterations)
-    move = np.empty(iterations, dtype=np.int64)
-    mcmc.run_iterations(
-        step.tractable.kernel_fn,
-        x.copy(),
-        np.array([lp, beta, theta]),
-        step.field,
-        step.chain.aux,
-        p,
-        step.chain.z,
-        step.chain.plug_in,
-        iterations,
-        trace,
-        accept,
-        np.empty(iterations),
-        move,
-        np.empty((iterations, 3)),
-        np.random.default_rng(seed),
-        mcmc.new_couplings(step.field),
-    )
-    return trace, accept, move
+    return step._recorded(x, p, iterations, np.random.default_rng(seed))[:3]
 
 
 def run(step, x, variant, share, iterations, seed):

@@ -73,28 +73,8 @@ def test_the_couplings_are_the_same_up_to_the_top_and_not_past_it(tied, drop_tol
 def run_kernel(step, x, p, n, seed=0):
     """``n`` iterations of the step's kernel with proposal ``p`` from ``x``: the trace, the
     move types and the auxiliary draws made."""
-    lp, beta, theta = step.tractable.evaluate(x)
-    trace = np.empty((n, 2 + step._free.size + step._graph.size))
-    move = np.empty(n, dtype=np.int64)
-    out = mcmc.run_iterations(
-        step.tractable.kernel_fn,
-        x.copy(),
-        np.array([lp, beta, theta]),
-        step.field,
-        step.chain.aux,
-        p,
-        step.chain.z,
-        step.chain.plug_in,
-        n,
-        trace,
-        np.empty(n),
-        np.empty(n),
-        move,
-        np.empty((n, 3)),
-        np.random.default_rng(seed),
-        mcmc.new_couplings(step.field),
-    )
-    return trace, move, out[4]
+    trace, _, move, draws = step._recorded(x, p, n, np.random.default_rng(seed))
+    return trace, move, draws
 
 
 def at(step, beta, sigma):

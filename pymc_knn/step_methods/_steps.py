@@ -534,6 +534,35 @@ class PottsStep(BlockedStep):
         )
         return ChainState(adaptation, self.field.y.copy(), np.zeros(3), aux=self.aux)
 
+    def _recorded(self, x, proposal, iterations, rng):
+        """``iterations`` of the kernel with ``proposal`` from ``x`` (left as it is), recorded
+        as tuning records them, for benchmarks and tests that read its moves: the trace (beta,
+        ``k`` or ``sigma``, the block's coordinates), each iteration's acceptance probability and
+        move type, and the auxiliary draws made."""
+        lp, beta, theta = self.tractable.evaluate(x)
+        n = iterations
+        trace = np.empty((n, 2 + self._free.size + self._graph.size))
+        accept, move = np.empty(n), np.empty(n, dtype=np.int64)
+        out = mcmc.run_iterations(
+            self.tractable.kernel_fn,
+            x.copy(),
+            np.array([lp, beta, theta]),
+            self.field,
+            self.chain.aux,
+            proposal,
+            self.chain.z,
+            self.chain.plug_in,
+            n,
+            trace,
+            accept,
+            np.empty(n),
+            move,
+            np.empty((n, 3)),
+            rng,
+            mcmc.new_couplings(self.field),
+        )
+        return trace, accept, move, out[4]
+
     def _eval_at(self, point):
         return self.tractable.evaluate(self.layout.to_x(point))
 
