@@ -494,7 +494,9 @@ class PottsStep(BlockedStep):
         """The ball kernel's plateau move (:class:`~pymc_knn.kernels.mcmc.Proposal`'s
         ``plateau``) where ``sigma`` is a free variable of the block with a transform of its own:
         the graph is that of ``sigma -> 0`` up to the data's smallest positive distance ``top``
-        (the largest float whose square is at most the smallest squared one)."""
+        (the largest float whose square is at most the smallest squared one). None where a row
+        of a kept table holds only points at distance 0 (its nearest other point, and so
+        ``top``, may lie beyond the table)."""
         rv = self.node.inputs[3]
         if self.term.is_knn or self.term.graph.kernel != "ball" or rv not in model.free_RVs:
             return mcmc.NO_PLATEAU
