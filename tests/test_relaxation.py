@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pymc as pm
 import pytest
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_blobs, make_classification
 
 import pymc_knn as pk
 from pymc_knn.kernels import mcmc
@@ -196,7 +196,7 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
     with _model(X, y):
         assert pk.Moller().start == "tuned"
         assert pk.PseudoLikelihoodMetropolis().start == "observed"
-    with pm.Model():  # a d-nn term: the labels at every size, no screening from LARGE_POINTS
+    with pm.Model():  # a d-nn term from LARGE_POINTS: the labels, no screening
         pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4), sigma=1.0, observed=y)
         dnn = pk.Exchange()
         assert (dnn.start, dnn.delayed_acceptance) == ("observed", False)
@@ -206,13 +206,14 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
-def test_auto_screens_a_dnn_term_from_dnn_screen_points_up_to_large_points(
+def test_auto_defaults_of_a_dnn_term_from_500_points_up_to_large_points(
     blobs, monkeypatch, kernel
 ):
-    """On a d-nn term with the gaussian or exponential kernel, ``delayed_acceptance="auto"``
-    screens from ``DNN_SCREEN_POINTS`` points up to ``LARGE_POINTS`` (each iteration passes over
-    about ``n^2`` weights); never with the ball kernel, whose posterior in sigma is a staircase.
-    The start stays the observed labels, and what the user gives is kept."""
+    """On a d-nn term ``start="auto"`` is the tuned start from ``TUNED_START_POINTS`` points up
+    to ``LARGE_POINTS`` (with tuned sweeps), and with the gaussian or exponential kernel
+    ``delayed_acceptance="auto"`` screens from ``DNN_SCREEN_POINTS`` up to ``LARGE_POINTS``
+    (each iteration passes over about ``n^2`` weights); never with the ball kernel, whose
+    posterior in sigma is a staircase. What the user gives is kept."""
     X, y = blobs
 
     def step(**kwargs):
@@ -222,17 +223,22 @@ def test_auto_screens_a_dnn_term_from_dnn_screen_points_up_to_large_points(
             s = pk.Exchange(**kwargs)
         return s.start, s.delayed_acceptance, s.chain.adaptation.delayed
 
-    screened = ("observed", True, mcmc.SCREEN_ALL)
-    plain = ("observed", False, mcmc.SCREEN_NONE)
-    monkeypatch.setattr(_steps, "LARGE_POINTS", len(y) + 1)
-    monkeypatch.setattr(_steps, "DNN_SCREEN_POINTS", len(y) + 1)
-    assert step() == plain
+    plain = (False, mcmc.SCREEN_NONE)
+    screened = (True, mcmc.SCREEN_ALL)
+    for name in ("LARGE_POINTS", "DNN_SCREEN_POINTS", "TUNED_START_POINTS"):
+        monkeypatch.setattr(_steps, name, len(y) + 1)
+    assert step() == ("observed", *plain)
+    monkeypatch.setattr(_steps, "TUNED_START_POINTS", len(y))
+    assert step() == ("tuned", *plain)
+    assert step(sweeps=20) == ("observed", *plain)
+    assert step(start="observed") == ("observed", *plain)
     monkeypatch.setattr(_steps, "DNN_SCREEN_POINTS", len(y))
-    assert step() == (plain if kernel == "ball" else screened)
-    assert step(delayed_acceptance=False) == plain
-    assert step(delayed_acceptance=True) == screened
+    assert step() == ("tuned", *(plain if kernel == "ball" else screened))
+    assert step(delayed_acceptance=False) == ("tuned", *plain)
+    assert step(delayed_acceptance=True) == ("tuned", *screened)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
-    assert step() == plain
+    assert step() == ("observed", *plain)
+    assert step(start="tuned") == ("tuned", *plain)
 
 
 def test_large_dnn_terms_are_not_bridged_by_default(blobs, monkeypatch):
@@ -682,6 +688,44 @@ def test_tuned_sweeps_remove_the_bias_of_an_unrelaxed_auxiliary_chain(
     assert abs(tuned.mean() - mean) < 0.35 * sd
     assert abs(tuned.std() / sd - 1) < 0.25
     assert ten.mean() - mean > 2 * sd  # negative control: the bias the tuning removes
+
+
+def _dnn_beta_draws(**kwargs):
+    """beta's draws and sample_stats of Exchange(**kwargs) (2 chains of 400 + 400) on four
+    clusters in 3-d (600 points), gaussian kernel at sigma 0.28: the field is ordered at the
+    posterior (beta near 1.98), and chains from the labels need 40 sweeps."""
+    X, y = make_blobs(600, centers=4, n_features=3, cluster_std=2.0, random_state=0)
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 4)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=0.28, observed=y)
+        idata = pm.sample(
+            draws=400,
+            tune=400,
+            chains=2,
+            cores=1,
+            random_seed=1,
+            step=pk.Exchange(**kwargs),
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    return idata.posterior.beta.values, idata.sample_stats
+
+
+@pytest.mark.slow
+def test_a_dnn_term_drawn_from_a_tuned_start_keeps_its_posterior():
+    """The default on a d-nn term of 500 points and more: auxiliary draws from a tuned start
+    (20-28 sweeps here) give beta's posterior of draws from the labels relaxed five times over
+    (120 sweeps)."""
+    tuned, stats = _dnn_beta_draws()
+    assert (stats.aux_start.values == "tuned").all()
+    reference, _ = _dnn_beta_draws(sweeps=120, iterations_per_draw=1)
+    five, _ = _dnn_beta_draws(sweeps=5)
+    sd = reference.std()
+    # measured: tuned 1.9744 (sd 0.0590), 120 sweeps 1.9865 (0.0595; 200: 1.9796), five
+    # sweeps 2.1003 (1.9 sds off)
+    assert abs(tuned.mean() - reference.mean()) < 0.35 * sd
+    assert abs(tuned.std() / sd - 1) < 0.25
+    assert five.mean() - reference.mean() > 1.5 * sd  # negative control: too few sweeps
 
 
 def test_an_extended_check_is_a_longer_one(blobs):

@@ -112,12 +112,14 @@ fitted density smooths over (on class20 1.5 times the walls at both seeds), nor 
 from there to ``LARGE_POINTS`` the same reasons hold (dearer iterations, a narrower posterior)
 but no fit has been timed."""
 TUNED_START_POINTS = 500
-"""Fewest points from which, on a kNN term with tuned sweeps, ``start="auto"`` means "tuned":
-where the observed labels need 20 sweeps and more (a tuned start is taken only then), as on
-scikit-learn's digits and generated sets of 500-1,000 points (digits with equal neighbours 55-82
-s against 125-145 from the labels; of 36 fits one did not converge, a set whose chains from the
-labels came near failing too); the shipped sets (150-250 points) keep the labels' draws. On
-d-nn terms the labels at every size (at 10^4 points the tuned start was refused)."""
+"""Fewest points from which, with tuned sweeps, ``start="auto"`` means "tuned" (on a d-nn term
+up to ``LARGE_POINTS``): where the observed labels need 20 sweeps and more (a tuned start is
+taken only then), as on scikit-learn's digits and generated sets of 500-1,000 points (digits
+with equal neighbours 55-82 s against 125-145 from the labels; of 36 fits one did not converge,
+a set whose chains from the labels came near failing too; on 22 d-nn fits of 500-1,000 points
+0.82 of the walls, class20's gaussian kernel 84-102 s against 99-155); the shipped sets (150-250
+points) keep the labels' draws. d-nn terms from ``LARGE_POINTS`` keep the labels (at 10^4
+points the tuned start was refused after 200 tuning draws)."""
 TUNED_START_DRAWS = 2
 """Starts a window draws for ``start="tuned"`` before it keeps the observed labels (the first
 from the current start, the next from the labels): a draw is a single state, and chains from
@@ -419,8 +421,7 @@ class PottsStep(BlockedStep):
             sweeps is None and self.method != mcmc.PSEUDO and sampler in ("swendsen_wang", "gibbs")
         )
         if start == "auto":
-            tuned = self._tune_sweeps and self._knn_points() >= TUNED_START_POINTS
-            start = "tuned" if tuned else "observed"
+            start = "tuned" if self._tune_sweeps and self._tuned_by_default() else "observed"
         self.start = start
         self._start_code = mcmc.START_RANDOM if start == "random" else mcmc.START_OBSERVED
         self._no_labels = mcmc.no_start_labels(self.term.n_classes)
@@ -445,9 +446,12 @@ class PottsStep(BlockedStep):
             start_thetas=mcmc.NO_THETAS,
         )
 
-    def _knn_points(self) -> int:
-        """The points of a kNN term (0 for a d-nn term: the "auto" defaults)."""
-        return self.term.graph.n_points if self.term.is_knn else 0
+    def _tuned_by_default(self) -> bool:
+        """What ``start="auto"`` means where the sweeps are tuned: a kNN term of
+        :data:`TUNED_START_POINTS` points or more; a d-nn term of as many up to
+        :data:`LARGE_POINTS`."""
+        n = self.term.graph.n_points
+        return n >= TUNED_START_POINTS and (self.term.is_knn or n < LARGE_POINTS)
 
     def _screened_by_default(self) -> bool:
         """What ``delayed_acceptance="auto"`` means: a kNN term of :data:`LARGE_POINTS` points
@@ -1607,8 +1611,8 @@ _PARAMETERS = """
         next window repays it, a ladder of such labels, 64 at each of five betas across the
         window's span for each frequent ``k``, a draw starting from the rungs about its beta;
         the share of graph moves prices a draw at the observed labels' sweeps; fixed after
-        tuning. "auto": "tuned" on a kNN
-        term of 500 points or more (with tuned sweeps), else "observed".
+        tuning. "auto" (with tuned sweeps): "tuned" on a kNN term of 500 points or more and
+        on a d-nn term of 500 up to 10,000 points, else "observed".
     max_sweeps : int, default=16384
         CFTP's bound on its look-back; beyond it the draw is approximate, with a warning and
         ``aux_exact = False`` in sample_stats.
