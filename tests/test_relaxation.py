@@ -206,9 +206,7 @@ def test_the_auto_defaults_follow_the_number_of_points(blobs, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
-def test_auto_defaults_of_a_dnn_term_from_500_points_up_to_large_points(
-    blobs, monkeypatch, kernel
-):
+def test_auto_defaults_of_a_dnn_term_from_500_points_up_to_large_points(blobs, monkeypatch, kernel):
     """On a d-nn term ``start="auto"`` is the tuned start from ``TUNED_START_POINTS`` points up
     to ``LARGE_POINTS`` (with tuned sweeps), and with the gaussian or exponential kernel
     ``delayed_acceptance="auto"`` screens from ``DNN_SCREEN_POINTS`` up to ``LARGE_POINTS``
