@@ -656,9 +656,10 @@ def blobs_posterior(blobs):
     return _grid_posterior(*blobs, np.round(np.arange(2.1, 2.75, 0.01), 3))
 
 
-def _beta_draws(X, y, **kwargs):
-    """beta's draws of Exchange(**kwargs) on blobs (2 chains of 400 + 400)."""
-    with _model(X, y):
+def _sample_beta(model, **kwargs):
+    """beta's draws and the sample_stats of Exchange(**kwargs) on ``model`` (2 chains of 400 +
+    400)."""
+    with model:
         idata = pm.sample(
             draws=400,
             tune=400,
@@ -669,7 +670,12 @@ def _beta_draws(X, y, **kwargs):
             progressbar=False,
             compute_convergence_checks=False,
         )
-    return idata.posterior.beta.values
+    return idata.posterior.beta.values, idata.sample_stats
+
+
+def _beta_draws(X, y, **kwargs):
+    """beta's draws of Exchange(**kwargs) on blobs."""
+    return _sample_beta(_model(X, y), **kwargs)[0]
 
 
 @pytest.mark.slow
@@ -689,24 +695,14 @@ def test_tuned_sweeps_remove_the_bias_of_an_unrelaxed_auxiliary_chain(
 
 
 def _dnn_beta_draws(**kwargs):
-    """beta's draws and sample_stats of Exchange(**kwargs) (2 chains of 400 + 400) on four
-    clusters in 3-d (600 points), gaussian kernel at sigma 0.28: the field is ordered at the
-    posterior (beta near 1.98), and chains from the labels need 40 sweeps."""
+    """:func:`_sample_beta` on four clusters in 3-d (600 points), gaussian kernel at sigma
+    0.28: the field is ordered at the posterior (beta near 1.98), and chains from the labels
+    need 40 sweeps."""
     X, y = make_blobs(600, centers=4, n_features=3, cluster_std=2.0, random_state=0)
-    with pm.Model():
+    with pm.Model() as model:
         beta = pm.Uniform("beta", 0, 4)
         pk.DistanceNN("y", X=X, beta=beta, sigma=0.28, observed=y)
-        idata = pm.sample(
-            draws=400,
-            tune=400,
-            chains=2,
-            cores=1,
-            random_seed=1,
-            step=pk.Exchange(**kwargs),
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
-    return idata.posterior.beta.values, idata.sample_stats
+    return _sample_beta(model, **kwargs)
 
 
 @pytest.mark.slow
