@@ -708,8 +708,8 @@ def _dnn_beta_draws(**kwargs):
 @pytest.mark.slow
 def test_a_dnn_term_drawn_from_a_tuned_start_keeps_its_posterior():
     """The default on a d-nn term of 500 points and more: auxiliary draws from a tuned start
-    (20-28 sweeps here) give beta's posterior of draws from the labels relaxed five times over
-    (120 sweeps)."""
+    (20-28 sweeps here) give beta's posterior of draws from the labels at three times the 40
+    sweeps they need (120)."""
     tuned, stats = _dnn_beta_draws()
     assert (stats.aux_start.values == "tuned").all()
     reference, _ = _dnn_beta_draws(sweeps=120, iterations_per_draw=1)
