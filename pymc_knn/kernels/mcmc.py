@@ -106,6 +106,7 @@ from .structure import (
     knn_edges,
     rows_energies,
     rows_energy,
+    rows_energy_columns,
     rows_to_edges,
 )
 from .swendsen_wang import _row_at, swendsen_wang_pair, swendsen_wang_rows, swendsen_wang_sweeps
@@ -646,21 +647,98 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, 
     """
     c = coupling(f, theta, aux.sampler != SWENDSEN_WANG)
     z = np.empty(f.y.size, dtype=np.int64)
+    read = (energies, _reading_columns(f, labels), np.empty((READING_COLUMNS, 2), np.int64))
+    m = 0  # readings held for one pass
     for r in range(labels.shape[0]):
         check_signals()
         if done == 0:
             _start_labels(f, aux, z, rng, beta, theta)
             if first <= upto:  # the start's energy, for start_memory (no reading at sweep 0)
-                energies[r, 0] = _energy(f, c, z)
+                m = _read(f, c, z, r, 0, read, m)
         else:
             for i in range(z.size):
                 z[i] = labels[r, i]
         for t in range(done + 1, upto + 1):
             _sweeps(f, aux, c, beta, z, 1, rng)
             if t >= first and is_checkpoint(t):
-                energies[r, t] = _energy(f, c, z)
+                m = _read(f, c, z, r, t, read, m)
         for i in range(z.size):
             labels[r, i] = z[i]
+    _read_held(f, c, read, m)
+
+
+READING_COLUMNS = 256
+"""Readings of a d-nn relaxation check held for one pass over the table
+(:func:`~pymc_knn.kernels.structure.rows_energy_columns`), at most ``READING_BYTES``."""
+READING_BYTES = 1 << 22
+
+
+@njit(cache=True)
+def _reading_columns(f, labels):
+    """Room for the labels of the readings a d-nn check holds (none on a kNN field, whose
+    energy costs a pass over its edge list and is read at once)."""
+    return _reading_columns_of(f, labels)
+
+
+@njit(cache=True)
+def _dnn_reading_columns(f, labels):
+    n = labels.shape[1]
+    width = min(READING_COLUMNS, max(1, READING_BYTES // (n * labels.itemsize)))
+    return np.empty((n, width), dtype=labels.dtype)
+
+
+@njit(cache=True)
+def _knn_reading_columns(f, labels):
+    return np.empty((labels.shape[1], 0), dtype=labels.dtype)
+
+
+_reading_columns_of = by_field_kind(_knn_reading_columns, _dnn_reading_columns)
+
+
+@njit(cache=True)
+def _read(f, c, z, r, t, read, m):
+    """Chain ``r``'s energy after ``t`` sweeps into ``energies[r, t]`` (``read = (energies,
+    columns, at)``): on a kNN field at once, on a d-nn one held in a column of ``columns`` (its
+    place in ``at``) until they fill. Returns the readings held."""
+    return _read_of(f, c, z, r, t, read, m)
+
+
+@njit(cache=True)
+def _knn_read(f, c, z, r, t, read, m):
+    read[0][r, t] = _energy(f, c, z)
+    return m
+
+
+@njit(cache=True)
+def _dnn_read(f, c, z, r, t, read, m):
+    _, columns, at = read
+    for i in range(z.size):
+        columns[i, m] = z[i]
+    at[m, 0], at[m, 1] = r, t
+    if m + 1 < columns.shape[1]:
+        return m + 1
+    _dnn_read_held(f, c, read, m + 1)
+    return 0
+
+
+_read_of = by_field_kind(_knn_read, _dnn_read)
+
+
+@njit(cache=True)
+def _read_held(f, c, read, m):
+    """The energies of the ``m`` readings :func:`_read` holds, into their places."""
+    _read_held_of(f, c, read, m)
+
+
+@njit(cache=True)
+def _dnn_read_held(f, c, read, m):
+    energies, columns, at = read
+    e = rows_energy_columns(f.order, c[7], c[10], c[9], columns, m, f.class_weights)
+    for j in range(m):
+        energies[at[j, 0], at[j, 1]] = e[j]
+
+
+_read_held_of = by_field_kind(_nothing, _dnn_read_held)
 
 
 def relaxation_windows(energies, sweeps):
