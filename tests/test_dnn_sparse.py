@@ -23,6 +23,7 @@ from pymc_knn.kernels.structure import (
     exp_negligible_into,
     rows_energies,
     rows_energy,
+    rows_energy_columns,
 )
 from pymc_knn.kernels.swendsen_wang import swendsen_wang_rows
 from pymc_knn.testing import all_labelings, label_probabilities
@@ -91,6 +92,29 @@ def test_rows_energies_add_each_rows_weights_within_its_class():
     ((C0, e0, f0), alone0), ((C1, e1, f1), alone1) = tables
     assert (e0 < e1).any() and (e1 < e0).any()
     assert rows_energies(order, C0, e0, f0, C1, e1, f1, z, a, False) == (alone0, alone1)
+
+
+def test_a_pass_over_many_labellings_gives_each_energy_as_alone():
+    """:func:`rows_energy_columns` (a relaxation check's readings in one pass) gives each
+    column's energy to the bit as :func:`rows_energy` alone: rows of 0 to 11 entries, a floor,
+    class weights, labels over more points than the table has rows, the columns past ``m``
+    ignored."""
+    r = np.random.default_rng(8)
+    n, width, points = 30, 11, 34
+    order = np.array([r.permutation(np.delete(np.arange(points), i))[:width] for i in range(n)])
+    order = order.astype(np.int32)
+    w = np.sort(r.random((n, width)), axis=1)[:, ::-1]
+    C = np.cumsum(w, axis=1) / w.sum(axis=1, keepdims=True)
+    ends, floor = r.integers(0, width + 1, n), 0.01 * r.random(n)
+    a = np.array([1.0, 1.3, 0.7])
+    Z = r.integers(0, 3, (points, 7)).astype(np.int8)
+    Z[:, 6] = -1  # past m: never read (an index of -1 would count in class 2's totals)
+    got = rows_energy_columns(order, C, ends, floor, Z, 6, a)
+    alone = [
+        rows_energy(order, C, ends, Z[:, t].astype(np.int64), a, floor, False) for t in range(6)
+    ]
+    assert got.tolist() == alone
+    assert len(set(alone)) == 6
 
 
 @pytest.mark.parametrize("table", ["kept", "full"])

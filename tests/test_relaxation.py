@@ -722,6 +722,33 @@ def test_a_dnn_term_drawn_from_a_tuned_start_keeps_its_posterior():
     assert five.mean() - reference.mean() > 1.5 * sd  # negative control: too few sweeps
 
 
+def test_a_dnn_checks_readings_land_where_each_was_read():
+    """On a d-nn field the check's readings are held and their energies computed in one pass
+    over the table (several passes for more readings than it holds): each lands in its chain's
+    row and sweep, to the bit the energy of that chain's labels there, read one at a time."""
+    X, y = make_blobs(60, centers=3, n_features=2, random_state=1)
+    with pm.Model():
+        pk.DistanceNN("y", X=X, beta=pm.Uniform("beta", 0, 4), sigma=0.5, observed=y)
+        step = pk.Exchange(rng=0)
+    f, aux = step.field, step.chain.aux
+    chains, upto = 30, 20  # 19 readings a chain: 570, more than the 256 held at once
+    held = mcmc.relaxation_state(f, chains, upto)
+    mcmc.relaxation_sweeps(f, aux, 1.2, 0.5, *held, 0, upto, 0, np.random.default_rng(3))
+    c = mcmc.coupling(f, 0.5, False)
+    one = mcmc.relaxation_state(f, 1, upto)
+    expected = np.full_like(held[1], np.nan)
+    rng = np.random.default_rng(3)
+    assert aux.start == mcmc.START_OBSERVED  # each chain starts at the labels
+    for r in range(chains):  # chain by chain from the same stream, paused at every sweep
+        expected[r, 0] = mcmc._energy(f, c, f.y.astype(np.int64))
+        for t in range(1, upto + 1):
+            mcmc.relaxation_sweeps(f, aux, 1.2, 0.5, *one, t - 1, t, upto + 1, rng)
+            if mcmc.is_checkpoint(t):
+                expected[r, t] = mcmc._energy(f, c, one[0][0].astype(np.int64))
+    assert chains * np.count_nonzero(np.isfinite(expected[0])) > mcmc.READING_COLUMNS
+    np.testing.assert_array_equal(held[1], expected)
+
+
 def test_an_extended_check_is_a_longer_one(blobs):
     """Extending the check's chains from 2s to 2s' sweeps draws what chains run to 2s' at once
     do: the same energies from the same random stream, so growing the sweeps need not start
