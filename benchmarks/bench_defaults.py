@@ -82,6 +82,8 @@ MADE = {
     "blobs4": ("make_blobs", {"n_samples": 600, "centers": 4, "n_features": 3, "cluster_std": 2.0}),
     # (2026-12-04) two classes that do not overlap: round clusters 14 sds apart
     "apart": ("make_blobs", {"n_samples": 300, "centers": [[-5.0, -5.0], [5.0, 5.0]]}),
+    # (2026-12-06) d-nn terms between 4,000 and 10^4 points: the moons at 5,000
+    "moons5k": ("make_moons", {"n_samples": 5000, "noise": 0.3}),
 }
 
 
