@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 import numpy as np
 
@@ -30,15 +29,7 @@ from pymc_knn.kernels import mcmc
 from pymc_knn.kernels.structure import rows_energy_columns
 
 from bench_defaults import build, load
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from bench_iteration import best
 
 
 def main():
