@@ -49,6 +49,8 @@ def main():
     rng = np.random.default_rng(0)
     z = f.y.astype(np.int64).copy()
     mcmc.auxiliary_draw(f, aux._replace(sweeps=1), c, beta, sigma, z, rng)  # compile
+    mcmc._energy(f, c, z)
+    mcmc.relaxation_sweeps(f, aux, beta, sigma, *mcmc.relaxation_state(f, 1, 1), 0, 2, 0, rng)
     sweep = (
         best(
             lambda: mcmc.auxiliary_draw(f, aux._replace(sweeps=100), c, beta, sigma, z, rng),
