@@ -643,7 +643,7 @@ def relaxation_sweeps(f, aux, beta, theta, labels, energies, done, upto, first, 
     (:func:`start_memory`; none where ``first > upto``, as for a ladder's draws). On a d-nn
     field the readings' labels are held and their energies computed up to
     ``READING_COLUMNS`` at a time in one pass over the table (:func:`_read`): one reading
-    alone cost 3-6 sweeps on 1,000 points with rows of 999 (20 covariates). A check that
+    alone cost about 6 sweeps on 1,000 points with rows of 999 (20 covariates). A check that
     fails at ``s`` sweeps extends the same chains to the next ``s`` instead of starting new ones
     (a chain's law after ``t`` sweeps does not depend on where it was paused), so growing the
     sweeps costs the sweeps of the last check only.
