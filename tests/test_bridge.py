@@ -13,13 +13,20 @@ import pytest
 from scipy.special import logsumexp
 
 import pymc_knn as pk
-from pymc_knn.kernels.energy import energy
+from pymc_knn.kernels.energy import (
+    energy,
+    equal_pairs,
+    equal_pairs_columns,
+    nested_equal_pairs,
+    nested_equal_pairs_columns,
+)
 from pymc_knn.kernels.enumeration import decode_labelling, state_energies
 from pymc_knn.kernels import mcmc
 from pymc_knn.kernels.mcmc import (
     FIELD_ROW_SWEEP,
     GRAPH_MOVE,
     MAX_FIELD_SWEEPS,
+    READING_BYTES,
     WRITTEN_ROW,
     bridged_log_ratio,
     bridged_log_ratio_rows,
@@ -143,7 +150,7 @@ def read_in_place(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     """The d-nn bridge with its fields' running sums read where the events fall (on 8 points
     the rows are short and :data:`~pymc_knn.kernels.mcmc.WRITTEN_ROW` writes them out)."""
     return bridged_log_ratio_rows(
-        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, 0, FIELD_ROW_SWEEP
+        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, 0, FIELD_ROW_SWEEP, READING_BYTES
     )
 
 
@@ -152,7 +159,9 @@ def several_sweeps(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     :data:`~pymc_knn.kernels.mcmc.MAX_FIELD_SWEEPS`), read in place: on 8 points a field has one
     sweep by default (:data:`~pymc_knn.kernels.mcmc.FIELD_ROW_SWEEP`)."""
     assert field_sweeps(c0[10], c1[10], 1) > 1
-    return bridged_log_ratio_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, 0, 1)
+    return bridged_log_ratio_rows(
+        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, 0, 1, READING_BYTES
+    )
 
 
 def written_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng, lag=0, sweeps=1):
@@ -188,7 +197,9 @@ def lagging_rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
 
 def nested_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
     """The kNN bridge counting both graphs' equal pairs in one pass (symmetrised graphs)."""
-    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, np.nan, True)
+    return bridged_log_ratio(
+        c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, np.nan, True, READING_BYTES
+    )
 
 
 # The kernels are called with every argument given: numba's dispatcher types the arguments of a
@@ -197,13 +208,27 @@ def nested_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
 
 def two_counts(c0, c1, beta0, beta1, z, n_bridge, a, rng):
     """The kNN bridge as the step's kernel runs it, each graph's equal pairs counted apart."""
-    return bridged_log_ratio(c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, np.nan, False)
+    return bridged_log_ratio(
+        c0, c1, beta0, beta1, z, n_bridge, a, rng, np.nan, np.nan, False, READING_BYTES
+    )
 
 
 def rows(f, c0, c1, beta0, beta1, z, n_bridge, rng):
     """The d-nn bridge as the step's kernel runs it."""
     return bridged_log_ratio_rows(
-        f, c0, c1, beta0, beta1, z, n_bridge, rng, np.nan, np.nan, WRITTEN_ROW, FIELD_ROW_SWEEP
+        f,
+        c0,
+        c1,
+        beta0,
+        beta1,
+        z,
+        n_bridge,
+        rng,
+        np.nan,
+        np.nan,
+        WRITTEN_ROW,
+        FIELD_ROW_SWEEP,
+        READING_BYTES,
     )
 
 
@@ -321,6 +346,76 @@ def test_one_pass_counts_draw_as_two(k0, k1):
     assert not np.array_equal(out[0][1], y)
     assert out[0][0] == out[1][0]
     np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_many_labellings_equal_pairs_in_one_pass_are_each_alone():
+    """The equal pairs of each of a table's first ``m`` columns of labels, counted in one pass
+    over a kNN edge list (the symmetrised graph at 5, and its first 2 a row nested in it), are
+    the counts of each column alone; columns past ``m`` are not read."""
+    X, _ = small_problem(6, n=60, G=3)
+    g = pk.KNNGraph(X, k_max=8)
+    c = g.coupling(5)
+    Z = np.random.default_rng(4).integers(0, 3, size=(60, 7)).astype(np.int8)
+    Z[:, 5:] = 99  # never read
+    counts = equal_pairs_columns(c.src, c.dst, Z, 5)
+    big, small = nested_equal_pairs_columns(c.src, c.dst, Z, 5, 5, 2)
+    for t in range(5):
+        z = Z[:, t].astype(np.int64)
+        assert counts[t] == equal_pairs(c.src, c.dst, z)
+        assert (big[t], small[t]) == nested_equal_pairs(c.src, c.dst, z, 5, 2)
+    assert np.unique(counts).size > 1  # the columns differ: each was counted on its own labels
+    assert counts.size == big.size == small.size == 5
+
+
+@pytest.mark.parametrize(
+    "neighbours, nested", [("symmetrised", True), ("symmetrised", False), ("equal", False)]
+)
+@pytest.mark.parametrize("k0, k1", [(3, 7), (7, 3)])
+def test_knn_fields_counted_together_draw_as_each_alone(neighbours, nested, k0, k1):
+    """A kNN bridge that holds its fields' labels and counts their equal pairs in one pass for
+    all gives the term and the labels of one pass a field, to the bit: its 9 fields (the draw's
+    own, no energies given, and 8 bridging ones) in one pass, and two at a time (five passes)."""
+    X, y = small_problem(6, n=60, G=3)
+    g = pk.KNNGraph(X, k_max=8, neighbours=neighbours)
+    a = np.ones(3)
+    c0, c1 = ((c.src, c.dst, c.weight, c.uniform_weight) for c in map(g.coupling, (k0, k1)))
+    out = []
+    for hold_bytes in (0, READING_BYTES, 2 * 60):
+        z = y.astype(np.int64).copy()
+        rng = np.random.default_rng(8)
+        term = bridged_log_ratio(c0, c1, 1.1, 1.4, z, 8, a, rng, np.nan, np.nan, nested, hold_bytes)
+        out.append((term, z))
+    assert not np.array_equal(out[0][1], y)
+    for term, z in out[1:]:
+        assert term == out[0][0]
+        np.testing.assert_array_equal(z, out[0][1])
+
+
+@pytest.mark.parametrize(
+    "kernel, sigmas", [("gaussian", (0.5, 0.6)), ("exponential", (2.0, 2.6)), ("ball", (0.8, 1.1))]
+)
+def test_dnn_fields_read_together_draw_as_each_alone(kernel, sigmas):
+    """A d-nn bridge that holds its fields' labels and computes their energies under each table
+    in one pass for all gives the term and the labels of both energies a field, to the bit: 7
+    fields in one pass, and two at a time (four passes), rows written out and read in place."""
+    X, y = small_problem(5, n=120, G=3)
+    with pm.Model():
+        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
+    f = step.field
+    c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
+    for written_row in (0, 1 << 30):
+        out = []
+        for hold_bytes in (0, READING_BYTES, 2 * 120):
+            z = y.astype(np.int64).copy()
+            rng = np.random.default_rng(3)
+            args = f, c0, c1, 1.2, 1.6, z, 6, rng, np.nan, np.nan, written_row, FIELD_ROW_SWEEP
+            out.append((bridged_log_ratio_rows(*args, hold_bytes), z))
+        assert not np.array_equal(out[0][1], y)
+        for term, z in out[1:]:
+            assert term == out[0][0]
+            np.testing.assert_array_equal(z, out[0][1])
 
 
 @pytest.mark.parametrize("bridge, measured", [(None, True), (2, False)])

@@ -75,6 +75,43 @@ def nested_equal_pairs(src, dst, z, k_big, k_small):
 
 
 @njit(cache=True)
+def equal_pairs_columns(src, dst, Z, m):
+    """:func:`equal_pairs` of each of the first ``m`` columns of ``Z`` (points x columns, a
+    small integer type) in one pass over the edge list, each the same count as alone.
+
+    A pass reads each edge once for all the columns, and a point's labels in all of them from
+    one row of ``Z``: the bridging fields of a ``k`` move count their equal pairs so
+    (:func:`pymc_knn.kernels.mcmc.bridged_log_ratio`), where a pass each cost about a sweep."""
+    counts = np.zeros(m, dtype=np.int64)
+    for p in range(src.size):
+        zi, zj = Z[np.uint64(src[p]), :m], Z[np.uint64(dst[p]), :m]
+        for t in range(m):
+            counts[t] += zi[t] == zj[t]
+    return counts
+
+
+@njit(cache=True)
+def nested_equal_pairs_columns(src, dst, Z, m, k_big, k_small):
+    """:func:`nested_equal_pairs` of each of the first ``m`` columns of ``Z`` (as in
+    :func:`equal_pairs_columns`), in one pass: ``(big, small)``, two arrays of ``m`` counts."""
+    big = np.zeros(m, dtype=np.int64)
+    small = np.zeros(m, dtype=np.int64)
+    for start in range(0, src.size, k_big):
+        zi = Z[np.uint64(src[start]), :m]
+        for p in range(start, start + k_small):
+            zj = Z[np.uint64(dst[p]), :m]
+            for t in range(m):
+                small[t] += zi[t] == zj[t]
+        for p in range(start + k_small, start + k_big):
+            zj = Z[np.uint64(dst[p]), :m]
+            for t in range(m):
+                big[t] += zi[t] == zj[t]
+    for t in range(m):
+        big[t] += small[t]
+    return big, small
+
+
+@njit(cache=True)
 def knn_energy_all_k(neighbours, reverse_rank, z, class_weights, equal):
     """Energies ``E_k(z)`` for ``k = 1..K`` of a kNN model in one pass over the ranks.
 

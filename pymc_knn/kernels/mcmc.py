@@ -93,7 +93,15 @@ from numba.core import errors
 from numba.extending import overload
 
 from .cftp import cftp_potts2
-from .energy import energy, equal_pairs, local_fields, log_pl_derivatives, nested_equal_pairs
+from .energy import (
+    energy,
+    equal_pairs,
+    equal_pairs_columns,
+    local_fields,
+    log_pl_derivatives,
+    nested_equal_pairs,
+    nested_equal_pairs_columns,
+)
 from .enumeration import enumerated_draw
 from .gibbs import gibbs_sweeps
 from .signals import check_signals
@@ -826,7 +834,18 @@ def relaxation_state(f, replicates, max_sweeps):
 
 @njit(cache=True)
 def bridged_log_ratio(
-    c0, c1, beta0, beta1, z, n_bridge, class_weights, rng, ez1=np.nan, ez0=np.nan, nested=False
+    c0,
+    c1,
+    beta0,
+    beta1,
+    z,
+    n_bridge,
+    class_weights,
+    rng,
+    ez1=np.nan,
+    ez0=np.nan,
+    nested=False,
+    hold_bytes=READING_BYTES,
 ):
     """The exchange algorithm's auxiliary term with bridging (Murray et al. 2006, section 5).
 
@@ -841,15 +860,20 @@ def bridged_log_ratio(
     computed. ``nested``: the edge lists
     are a symmetrised kNN model's (the smaller graph's edges the first of each row of the
     larger's), whose equal pairs a field then counts in one pass (:func:`nested_equal_pairs`).
+
+    Where both graphs share one weight and the classes one weight, the fields' labels are held
+    (up to ``hold_bytes``, :func:`_held_columns`) and their equal pairs counted in one pass
+    over each edge list for all of them (:func:`equal_pairs_columns`): the same counts, so the
+    same term to the bit, for a fraction of a pass each (``hold_bytes=0``: a pass a field).
     """
     src0, dst0, w0, u0 = c0[0], c0[1], c0[2], c0[3]
     src1, dst1, w1, u1 = c1[0], c1[1], c1[2], c1[3]
     fast = u0 > 0.0 and u1 > 0.0 and class_weights.min() == class_weights.max()
     e0 = src0.size
-    m = 0 if fast else e0 + src1.size
-    src = np.empty(m, dtype=np.int64)
-    dst = np.empty(m, dtype=np.int64)
-    w = np.empty(m)
+    union = 0 if fast else e0 + src1.size
+    src = np.empty(union, dtype=np.int64)
+    dst = np.empty(union, dtype=np.int64)
+    w = np.empty(union)
     if not fast:
         src[:e0] = src0
         src[e0:] = src1
@@ -857,22 +881,29 @@ def bridged_log_ratio(
         dst[e0:] = dst1
     nested = nested and fast and z.size > 0
     k0, k1 = src0.size // max(z.size, 1), src1.size // max(z.size, 1)
-    total = 0.0
+    held = _held_columns(z.size, n_bridge + 1 if fast else 0, hold_bytes, class_weights.size)
+    at = np.empty(held.shape[1], dtype=np.int64)
+    energies = np.empty((n_bridge + 1, 2))
+    m = 0  # fields held
     for s in range(n_bridge + 1):
         if s == 0 and not np.isnan(ez1):
-            energy1 = ez1
-            energy0 = _edges_energy(c0, z, class_weights) if np.isnan(ez0) else ez0
+            energies[0, 1] = ez1
+            energies[0, 0] = _edges_energy(c0, z, class_weights) if np.isnan(ez0) else ez0
+        elif held.shape[1]:
+            m = _hold(z, s, held, at, m)
+            if m == held.shape[1]:
+                _knn_held_energies(c0, c1, held, m, at, energies, class_weights, nested)
+                m = 0
         elif nested:
             if k0 >= k1:
                 n0, n1 = nested_equal_pairs(src0, dst0, z, k0, k1)
             else:
                 n1, n0 = nested_equal_pairs(src1, dst1, z, k1, k0)
-            energy0 = u0 * class_weights[0] * n0
-            energy1 = u1 * class_weights[0] * n1
+            energies[s, 0] = u0 * class_weights[0] * n0
+            energies[s, 1] = u1 * class_weights[0] * n1
         else:
-            energy0 = _edges_energy(c0, z, class_weights)
-            energy1 = _edges_energy(c1, z, class_weights)
-        total += beta0 * energy0 - beta1 * energy1
+            energies[s, 0] = _edges_energy(c0, z, class_weights)
+            energies[s, 1] = _edges_energy(c1, z, class_weights)
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
@@ -892,7 +923,56 @@ def bridged_log_ratio(
         w[:e0] = (t * beta0) * w0
         w[e0:] = ((1.0 - t) * beta1) * w1
         swendsen_wang_sweeps(src, dst, w, 0.0, z, 1.0, class_weights, 1, rng)
-    return total / (n_bridge + 1.0)
+    if m:
+        _knn_held_energies(c0, c1, held, m, at, energies, class_weights, nested)
+    return _bridged_mean(energies, beta0, beta1)
+
+
+@njit(cache=True)
+def _held_columns(n, fields, hold_bytes, n_classes):
+    """Room for the labels of up to ``fields`` bridging fields, whose energies are then computed
+    in one pass for all (at most ``hold_bytes``; none where it is 0 or the labels need more
+    than a byte)."""
+    width = 0
+    if n_classes <= 127 and hold_bytes > 0:
+        width = min(fields, max(1, hold_bytes // max(n, 1)))
+    return np.empty((n, width), dtype=np.int8)
+
+
+@njit(cache=True)
+def _hold(z, s, held, at, m):
+    """Field ``s``'s labels ``z`` into column ``m`` of ``held``; returns the fields held."""
+    for i in range(z.size):
+        held[i, m] = z[i]
+    at[m] = s
+    return m + 1
+
+
+@njit(cache=True)
+def _knn_held_energies(c0, c1, held, m, at, energies, class_weights, nested):
+    """The energies at both kNN couplings of the ``m`` fields ``held`` into their rows ``at``
+    of ``energies``: each as :func:`bridged_log_ratio` computes it alone."""
+    n = held.shape[0]
+    k0, k1 = c0[0].size // n, c1[0].size // n
+    if nested and k0 >= k1:
+        n0, n1 = nested_equal_pairs_columns(c0[0], c0[1], held, m, k0, k1)
+    elif nested:
+        n1, n0 = nested_equal_pairs_columns(c1[0], c1[1], held, m, k1, k0)
+    else:
+        n0 = equal_pairs_columns(c0[0], c0[1], held, m)
+        n1 = equal_pairs_columns(c1[0], c1[1], held, m)
+    for j in range(m):
+        energies[at[j], 0] = c0[3] * class_weights[0] * n0[j]
+        energies[at[j], 1] = c1[3] * class_weights[0] * n1[j]
+
+
+@njit(cache=True)
+def _bridged_mean(energies, beta0, beta1):
+    """The mean over the fields of ``beta0 E0(z_s) - beta1 E1(z_s)``, in the fields' order."""
+    total = 0.0
+    for s in range(energies.shape[0]):
+        total += beta0 * energies[s, 0] - beta1 * energies[s, 1]
+    return total / energies.shape[0]
 
 
 @njit(cache=True)
@@ -920,6 +1000,7 @@ def bridged_log_ratio_rows(
     ez0=np.nan,
     written_row=WRITTEN_ROW,
     row_sweep=FIELD_ROW_SWEEP,
+    hold_bytes=READING_BYTES,
 ):
     """:func:`bridged_log_ratio` for a d-nn field. Both ``sigma`` order a row's neighbours
     alike (the kernel falls with distance), so the field ``q(. | theta0)^t q(. | theta1)^(1-t)``
@@ -930,7 +1011,11 @@ def bridged_log_ratio_rows(
     when the rows hold at most ``written_row`` entries on average (:data:`WRITTEN_ROW`), else
     read where the events fall (its ``pair``), with the same draws either way. ``ez1``,
     ``ez0``: ``E_theta1(z)`` and ``E_theta0(z)`` when known (the auxiliary draw's), else
-    computed; each field's two in one pass over both tables (:func:`rows_energies`)."""
+    computed. The fields' labels are held (up to ``hold_bytes``) and their energies under each
+    table computed in one pass for all (:func:`rows_energy_columns`), each to the bit as alone
+    (``hold_bytes=0``: both tables' in one pass a field, :func:`rows_energies`): an energy
+    reads every entry of its table, a sweep a few a row, so alone a field's two energies cost
+    more than its sweeps."""
     C0, e0, floor0 = c0[7], c0[10], c0[9]
     C1, e1, floor1 = c1[7], c1[10], c1[9]
     n = z.size
@@ -940,14 +1025,21 @@ def bridged_log_ratio_rows(
     mixed = np.empty((0, 0) if in_place else C0.shape)
     floor = np.empty(n)
     a = f.class_weights
-    total = 0.0
+    held = _held_columns(n, n_bridge + 1, hold_bytes, a.size)
+    at = np.empty(held.shape[1], dtype=np.int64)
+    energies = np.empty((n_bridge + 1, 2))
+    m = 0  # fields held
     for s in range(n_bridge + 1):
         if s == 0 and not np.isnan(ez1):
-            energy0 = _energy(f, c0, z) if np.isnan(ez0) else ez0
-            energy1 = ez1
+            energies[0, 0] = _energy(f, c0, z) if np.isnan(ez0) else ez0
+            energies[0, 1] = ez1
+        elif held.shape[1]:
+            m = _hold(z, s, held, at, m)
+            if m == held.shape[1]:
+                _dnn_held_energies(f, c0, c1, held, m, at, energies)
+                m = 0
         else:
-            energy0, energy1 = _energies(f, c0, c1, z)
-        total += beta0 * energy0 - beta1 * energy1
+            energies[s, 0], energies[s, 1] = _energies(f, c0, c1, z)
         if s == n_bridge:
             break
         t = (s + 1.0) / (n_bridge + 1.0)
@@ -962,7 +1054,21 @@ def bridged_log_ratio_rows(
             for r in range(ends[i]):
                 mixed[i, r] = _row_at(C0, i, r, pair)
         swendsen_wang_rows(f.order, mixed, ends, z, 1.0, a, sweeps, rng, floor)
-    return total / (n_bridge + 1.0)
+    if m:
+        _dnn_held_energies(f, c0, c1, held, m, at, energies)
+    return _bridged_mean(energies, beta0, beta1)
+
+
+@njit(cache=True)
+def _dnn_held_energies(f, c0, c1, held, m, at, energies):
+    """The energies under both d-nn tables of the ``m`` fields ``held`` into their rows ``at``
+    of ``energies``."""
+    a = f.class_weights
+    e0 = rows_energy_columns(f.order, c0[7], c0[10], c0[9], held, m, a)
+    e1 = rows_energy_columns(f.order, c1[7], c1[10], c1[9], held, m, a)
+    for j in range(m):
+        energies[at[j], 0] = e0[j]
+        energies[at[j], 1] = e1[j]
 
 
 @njit(cache=True)
