@@ -418,6 +418,25 @@ def test_dnn_fields_read_together_draw_as_each_alone(kernel, sigmas):
             np.testing.assert_array_equal(z, out[0][1])
 
 
+@pytest.mark.parametrize("neighbours", ["symmetrised", "equal"])
+def test_a_knn_moves_two_energies_are_each_alone(neighbours):
+    """A ``k`` move's energies of one labelling at both graphs (the symmetrised model's in one
+    pass, the smaller graph nested in the larger) are each graph's energy alone, to the bit,
+    whichever graph is the larger."""
+    X, y = small_problem(6, n=60, G=3)
+    with pm.Model():
+        beta, k = pm.Uniform("beta", 0, 3), pm.DiscreteUniform("k", 1, 12)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, neighbours=neighbours, observed=y)
+        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
+    f = step.field
+    z = np.random.default_rng(2).integers(0, 3, size=60)
+    for k0, k1 in ((3, 7), (7, 3), (5, 6)):
+        c0, c1 = mcmc.coupling(f, k0, False), mcmc.coupling(f, k1, False)
+        both = mcmc._energies(f, c0, c1, z)
+        assert both == (mcmc._energy(f, c0, z), mcmc._energy(f, c1, z))
+        assert both[0] != both[1]
+
+
 @pytest.mark.parametrize("bridge, measured", [(None, True), (2, False)])
 def test_the_kernel_measures_the_noise_only_where_the_bridging_is_tuned(
     bridge, measured, monkeypatch

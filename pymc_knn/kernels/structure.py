@@ -89,11 +89,13 @@ def knn_edges(neighbours, reverse_rank, k, equal, perm, rank):
     """
     n = neighbours.shape[0]
     same = perm.size == 0
-    count = 0
-    for i in range(n):
-        for r in range(k):
-            if not equal or reverse_rank[i, r] >= k or i < neighbours[i, r]:
-                count += 1
+    count = n * k  # every entry of the symmetrised model
+    if equal:
+        count = 0
+        for i in range(n):
+            for r in range(k):
+                if reverse_rank[i, r] >= k or i < neighbours[i, r]:
+                    count += 1
     src = np.empty(count, dtype=np.int32)  # int32: a sweep reads half the bytes
     dst = np.empty(count, dtype=np.int32)
     e = 0
