@@ -141,7 +141,10 @@ On make_classification's 1,000 points (rows of 985 entries, an energy 0.83 ms, a
 ms) one sweep per field barely moves ``z`` (an auxiliary draw there takes 40): 16 fields of one
 sweep left the ratio's noise variance at 4.8 times ``v / (m + 1)`` (``v`` the unbridged one), 4 and
 8 sweeps at 2.0 and 1.4 times, for 1.4 and 1.9 times the field's cost (benchmarks/README.md,
-"Sweeps per bridging field"). Half the energies' cost in sweeps is about the best trade there."""
+"Sweeps per bridging field"). Half the energies' cost in sweeps was about the best trade there
+while each field read its energies alone; since the fields' energies are computed in one pass
+for all (2026-12-06: a field 1.6 ms there instead of 3.3, mostly its 8 sweeps) fewer sweeps a
+field may be the better trade: not measured yet."""
 MAX_FIELD_SWEEPS = 8
 """Most sweeps per d-nn bridging field."""
 JUMP_BRIDGE = 4
