@@ -282,6 +282,27 @@ def test_the_check_rejects_a_lagging_bridge(kind, case, lagging):
 
 
 @pytest.mark.parametrize("row_sweep", [FIELD_ROW_SWEEP, 20], ids=["one sweep", "several"])
+def assert_same_draws(out, y):
+    """Each ``(term, labels)`` of ``out`` is the first's, to the bit, and the labels moved
+    from ``y``."""
+    assert not np.array_equal(out[0][1], y)
+    for term, z in out[1:]:
+        assert term == out[0][0]
+        np.testing.assert_array_equal(z, out[0][1])
+
+
+def dnn_couplings(kernel, sigmas):
+    """A d-nn field of 120 points in 3 classes and its couplings at two ``sigmas``:
+    ``(f, y, c0, c1)``."""
+    X, y = small_problem(5, n=120, G=3)
+    with pm.Model():
+        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
+    f = step.field
+    return (f, y, *(mcmc.coupling(f, s, False) for s in sigmas))
+
+
 @pytest.mark.parametrize(
     "kernel, sigmas", [("gaussian", (0.5, 0.6)), ("exponential", (2.0, 2.6)), ("ball", (0.8, 1.1))]
 )
@@ -290,13 +311,7 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas, row_swee
     of the field written out (the bridge's own way for short rows, and numpy's), to the bit:
     gaussian and exponential rows of 110-119 entries, the ball's of 0-64 ending apart; with one
     sweep a field (the default on such rows) and with several (one per 20 entries)."""
-    X, y = small_problem(5, n=120, G=3)
-    with pm.Model():
-        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
-        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
-        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
-    f = step.field
-    c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
+    f, y, c0, c1 = dnn_couplings(kernel, sigmas)
     for c in (c0, c1):
         poison_past_ends(c)
     assert not np.array_equal(c0[10], c1[10]) or kernel == "exponential"  # rows end apart
@@ -313,10 +328,7 @@ def test_a_field_read_in_place_draws_as_one_written_out(kernel, sigmas, row_swee
             else:
                 term = bridged_log_ratio_rows(*args, np.nan, np.nan, written_row, row_sweep)
             out.append((term, z))
-        assert not np.array_equal(out[0][1], y)
-        for term, z in out[1:]:
-            assert term == out[0][0]
-            np.testing.assert_array_equal(z, out[0][1])
+        assert_same_draws(out, y)
 
 
 def test_field_sweeps_follow_the_mean_row():
@@ -343,9 +355,7 @@ def test_one_pass_counts_draw_as_two(k0, k1):
         rng = np.random.default_rng(8)
         term = bridged_log_ratio(c0, c1, 1.1, 1.4, z, 5, a, rng, np.nan, np.nan, nested)
         out.append((term, z))
-    assert not np.array_equal(out[0][1], y)
-    assert out[0][0] == out[1][0]
-    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert_same_draws(out, y)
 
 
 def test_many_labellings_equal_pairs_in_one_pass_are_each_alone():
@@ -385,10 +395,7 @@ def test_knn_fields_counted_together_draw_as_each_alone(neighbours, nested, k0, 
         rng = np.random.default_rng(8)
         term = bridged_log_ratio(c0, c1, 1.1, 1.4, z, 8, a, rng, np.nan, np.nan, nested, hold_bytes)
         out.append((term, z))
-    assert not np.array_equal(out[0][1], y)
-    for term, z in out[1:]:
-        assert term == out[0][0]
-        np.testing.assert_array_equal(z, out[0][1])
+    assert_same_draws(out, y)
 
 
 @pytest.mark.parametrize(
@@ -398,13 +405,7 @@ def test_dnn_fields_read_together_draw_as_each_alone(kernel, sigmas):
     """A d-nn bridge that holds its fields' labels and computes their energies under each table
     in one pass for all gives the term and the labels of both energies a field, to the bit: 7
     fields in one pass, and two at a time (four passes), rows written out and read in place."""
-    X, y = small_problem(5, n=120, G=3)
-    with pm.Model():
-        beta, sigma = pm.Uniform("beta", 0, 3), pm.Uniform("sigma", 0.1, 5)
-        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
-        step = pk.Exchange(sampler="swendsen_wang", sweeps=1)
-    f = step.field
-    c0, c1 = (mcmc.coupling(f, s, False) for s in sigmas)
+    f, y, c0, c1 = dnn_couplings(kernel, sigmas)
     for written_row in (0, 1 << 30):
         out = []
         for hold_bytes in (0, READING_BYTES, 2 * 120):
@@ -412,10 +413,7 @@ def test_dnn_fields_read_together_draw_as_each_alone(kernel, sigmas):
             rng = np.random.default_rng(3)
             args = f, c0, c1, 1.2, 1.6, z, 6, rng, np.nan, np.nan, written_row, FIELD_ROW_SWEEP
             out.append((bridged_log_ratio_rows(*args, hold_bytes), z))
-        assert not np.array_equal(out[0][1], y)
-        for term, z in out[1:]:
-            assert term == out[0][0]
-            np.testing.assert_array_equal(z, out[0][1])
+        assert_same_draws(out, y)
 
 
 @pytest.mark.parametrize("neighbours", ["symmetrised", "equal"])

@@ -697,7 +697,8 @@ READING_COLUMNS = 256
 (:func:`~pymc_knn.kernels.structure.rows_energy_columns`); from about 64 on a reading costs
 about the same (a fifth of one alone on 1,000 points with rows of 999)."""
 READING_BYTES = 1 << 22
-"""The most the held readings' labels take (4 MB: 256 readings up to 16,384 points)."""
+"""The most the held readings' labels take (4 MB: 256 readings up to 16,384 points); also the
+most a bridged move's fields' labels take (:func:`bridged_log_ratio`)."""
 
 
 @njit(cache=True)
