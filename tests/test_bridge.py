@@ -281,7 +281,6 @@ def test_the_check_rejects_a_lagging_bridge(kind, case, lagging):
     assert abs(_z_score(terms, exact)) > 4
 
 
-@pytest.mark.parametrize("row_sweep", [FIELD_ROW_SWEEP, 20], ids=["one sweep", "several"])
 def assert_same_draws(out, y):
     """Each ``(term, labels)`` of ``out`` is the first's, to the bit, and the labels moved
     from ``y``."""
@@ -303,6 +302,7 @@ def dnn_couplings(kernel, sigmas):
     return (f, y, *(mcmc.coupling(f, s, False) for s in sigmas))
 
 
+@pytest.mark.parametrize("row_sweep", [FIELD_ROW_SWEEP, 20], ids=["one sweep", "several"])
 @pytest.mark.parametrize(
     "kernel, sigmas", [("gaussian", (0.5, 0.6)), ("exponential", (2.0, 2.6)), ("ball", (0.8, 1.1))]
 )
