@@ -85,6 +85,7 @@ def main():
                         np.nan,
                         mcmc.WRITTEN_ROW,
                         mean_row / s,
+                        mcmc.READING_BYTES,
                     )
                     spent += time.perf_counter() - t0
                 v = terms.var()

@@ -896,7 +896,8 @@ def bridged_log_ratio(
         dst[e0:] = dst1
     nested = nested and fast and z.size > 0
     k0, k1 = src0.size // max(z.size, 1), src1.size // max(z.size, 1)
-    held = _held_columns(z.size, n_bridge + 1 if fast else 0, hold_bytes, class_weights.size)
+    fields = n_bridge + np.isnan(ez1) if fast else 0  # those whose energies are unknown
+    held = _held_columns(z.size, fields, hold_bytes, class_weights.size)
     at = np.empty(held.shape[1], dtype=np.int64)
     energies = np.empty((n_bridge + 1, 2))
     m = 0  # fields held
@@ -943,13 +944,20 @@ def bridged_log_ratio(
     return _bridged_mean(energies, beta0, beta1)
 
 
+HOLD_FIELDS = 4
+"""Fewest bridging fields whose energies a move computes in one pass: below 4 columns a pass
+costs more than a pass a field (one column 2-4.5 times, three 0.8-2.4 times; from four on
+0.65-1.1 times, eight 0.3-0.7 times, on d-nn tables and kNN graphs of Ripley to class20:
+benchmarks/README.md, "Bridging fields' energies in one pass")."""
+
+
 @njit(cache=True)
 def _held_columns(n, fields, hold_bytes, n_classes):
     """Room for the labels of up to ``fields`` bridging fields, whose energies are then computed
-    in one pass for all (at most ``hold_bytes``; none where it is 0 or the labels need more
-    than a byte)."""
+    in one pass for all (at most ``hold_bytes``; none where it is 0, where the labels need more
+    than a byte or where ``fields`` are fewer than :data:`HOLD_FIELDS`)."""
     width = 0
-    if n_classes <= 127 and hold_bytes > 0:
+    if n_classes <= 127 and hold_bytes > 0 and fields >= HOLD_FIELDS:
         width = min(fields, max(1, hold_bytes // max(n, 1)))
     return np.empty((n, width), dtype=np.int8)
 
@@ -1040,7 +1048,7 @@ def bridged_log_ratio_rows(
     mixed = np.empty((0, 0) if in_place else C0.shape)
     floor = np.empty(n)
     a = f.class_weights
-    held = _held_columns(n, n_bridge + 1, hold_bytes, a.size)
+    held = _held_columns(n, n_bridge + np.isnan(ez1), hold_bytes, a.size)
     at = np.empty(held.shape[1], dtype=np.int64)
     energies = np.empty((n_bridge + 1, 2))
     m = 0  # fields held
