@@ -143,8 +143,9 @@ sweep left the ratio's noise variance at 4.8 times ``v / (m + 1)`` (``v`` the un
 8 sweeps at 2.0 and 1.4 times, for 1.4 and 1.9 times the field's cost (benchmarks/README.md,
 "Sweeps per bridging field"). Half the energies' cost in sweeps was about the best trade there
 while each field read its energies alone; since the fields' energies are computed in one pass
-for all (2026-12-06: a field 1.6 ms there instead of 3.3, mostly its 8 sweeps) fewer sweeps a
-field may be the better trade: not measured yet."""
+for all (2026-12-06: a field 1.6 ms there instead of 3.3, mostly its 8 sweeps) no count of
+sweeps wins clearly there, 8 being at most a third dearer than the best in noise times time
+(benchmarks/README.md, "Bridging fields' energies in one pass")."""
 MAX_FIELD_SWEEPS = 8
 """Most sweeps per d-nn bridging field."""
 JUMP_BRIDGE = 4
