@@ -844,6 +844,76 @@ def test_frequent_checks_that_pass_keep_the_draws(blobs):
     assert steps[0].rng.bit_generator.state == steps[1].rng.bit_generator.state
 
 
+def test_a_frequent_values_passed_checks_are_kept_near_their_beta(blobs, monkeypatch):
+    """A frequent value whose checks passed as they stood (the labels' at their first sweeps, a
+    tuned start's at its own) is not checked again within ``RELAX_SAME`` of that beta with the
+    same draws and sweeps; at another beta, with other sweeps or another start, or after a
+    check that failed or grew the sweeps, it is."""
+    X, y = blobs
+    chain = (step := _settled_step(X, y, 1, [[8, 0.5]])).chain
+    calls, outcome = [], {}
+
+    def check(self, aux, beta, theta, s, reference=None, limit=None, **kwargs):
+        calls.append((beta, theta, s, aux.start))
+        return outcome.get(aux.start, (s, True)) + (np.zeros(4), np.ones(4))
+
+    monkeypatch.setattr(_steps.PottsStep, "_check", check)
+    labels = step._observed(chain.aux)
+    tuned = _single_start(chain.aux, y, sweeps=AUX_SWEEPS)
+
+    def frequent(beta, aux, s=AUX_SWEEPS, value=3.0):
+        chain.adaptation.window_values = np.array([[8.0, 0.5], [value, beta]])
+        return step._check_frequent(chain, 8.0, s, True, aux)
+
+    assert frequent(2.0, labels)[0] and len(calls) == 1
+    assert frequent(2.03, labels)[0] and len(calls) == 1  # within 2%: kept
+    frequent(2.1, labels)  # 5% away
+    assert len(calls) == 2
+    frequent(2.1, labels, s=14)  # other sweeps
+    assert len(calls) == 3
+    frequent(2.1, labels, s=14, value=4.0)
+    assert len(calls) == 4
+    ok, aux = frequent(2.1, tuned, s=14)  # a tuned start: the labels' check, then its own
+    assert ok and aux.start == mcmc.START_LABELS and len(calls) == 6
+    assert frequent(2.12, tuned, s=14)[1].start == mcmc.START_LABELS and len(calls) == 6
+    frequent(2.12, _single_start(chain.aux, y, sweeps=AUX_SWEEPS), s=14)  # new start labels
+    assert len(calls) == 8
+    outcome[mcmc.START_OBSERVED] = (20, True)  # passed only after more sweeps
+    frequent(2.5, labels, s=14)
+    frequent(2.5, labels, s=14)  # grown to 20: from there next time
+    assert len(calls) == 10 and calls[-1][2] == 20
+    outcome[mcmc.START_OBSERVED] = (20, False)
+    assert not frequent(2.5, labels, s=20)[0]
+    assert not frequent(2.5, labels, s=20)[0]  # a failure is not kept
+    assert len(calls) == 12
+
+
+def test_a_window_near_the_last_repeats_no_frequent_values_check(blobs, monkeypatch):
+    """A window whose beta and frequent values' tops of beta are within ``RELAX_SAME`` of the
+    last window's, at the same sweeps, runs no check: neither its own value's nor another's
+    (the draws are as after the last window's checks); a value's top farther away is checked."""
+    X, y = blobs
+    step = _settled_step(X, y, 1, [[8, 0.5], [3, 2.6]])
+    chain = step.chain
+    step._relax(chain, 0.5, 8.0)  # k = 3 needs more sweeps than it started from ...
+    step._relax(chain, 0.5, 8.0)  # ... and passes at them
+    aux = chain.aux
+    calls = []
+    real = mcmc.relaxation_sweeps
+
+    def counting(*args):
+        calls.append(args[2:4])
+        return real(*args)
+
+    monkeypatch.setattr(mcmc, "relaxation_sweeps", counting)
+    chain.adaptation.window_values = np.array([[8.0, 0.505], [3.0, 2.62]])
+    step._relax(chain, 0.505, 8.0)
+    assert calls == [] and _steps._same_draws(chain.aux, aux) and chain.relaxed
+    chain.adaptation.window_values = np.array([[8.0, 0.505], [3.0, 2.8]])
+    step._relax(chain, 0.505, 8.0)
+    assert calls and all(theta == 3.0 for _, theta in calls)
+
+
 def test_a_tuned_start_that_settles_elsewhere_at_a_frequent_k_is_dropped(blobs, monkeypatch):
     """A tuned start checked at the chain's ``k`` whose chains settle away from the observed
     labels' at another frequent ``k`` (on fresh chains too) gives way to the observed labels and

@@ -258,6 +258,7 @@ class ChainState:
     relaxed_at: tuple = ()  # (beta, theta, sweeps) of the latest check that passed
     observed_sweeps: int = AUX_SWEEPS  # the sweeps chains from the observed labels need
     value_sweeps: dict = field(default_factory=dict)  # ... at other frequent values of k
+    value_checks: dict = field(default_factory=dict)  # ... where their checks last passed as is
     ladder: tuple = ()  # the latest ladder that passed its checks: (rungs, sweeps, start)
     main_aux: Any = None  # the auxiliary draws chosen at the current k (before other values')
     tuned_tried: bool = False  # start="tuned": a settled window has considered a tuned start
@@ -1218,7 +1219,10 @@ class PottsStep(BlockedStep):
         chain's ``k``, a ladder on blobs4 with equal neighbours that its chains left at 14-28
         sweeps at three values of ``k`` gave way to the labels' 81 at ``k = 8``: one chain of four
         took 36 s of the fit's 56.) The checks draw from a stream jumped ahead of the step's, so
-        a chain whose checks all pass keeps its draws. Returns ``(ok, aux)``."""
+        a chain whose checks all pass keeps its draws. A value whose checks last passed as they
+        stood (the labels at their first sweeps, the tuned start at its own) with the same draws
+        and ``s``, at a beta within ``RELAX_SAME``, is not checked again, as the chain's own
+        value is not (:meth:`_relax`). Returns ``(ok, aux)``."""
         rng = self._side_rng()
         observed = self._observed(aux)
         need = s
@@ -1226,23 +1230,42 @@ class PottsStep(BlockedStep):
             if value == theta:
                 continue
             start = max(s, chain.value_sweeps.get(value, 0))
-            s_v, ok_v, late, late_sq = self._check(
-                observed._replace(sweeps=start), beta, value, start, confirm=True, rng=rng
-            )
+            kept = chain.value_checks.get(value)
+            if (
+                kept
+                and _near(kept[0], beta)
+                and kept[1:3] == (s, start)
+                and _same_draws(kept[3], aux)
+            ):
+                s_v = start  # these draws passed here at about this beta: as in _relax
+            else:
+                s_v, ok_v, kept_aux = self._check_value(value, beta, s, start, aux, rng)
+                ok = ok and ok_v
+                clean = ok_v and s_v == start and _same_draws(kept_aux, aux)
+                chain.value_checks[value] = (beta, s, start, aux) if clean else ()
+                aux = kept_aux
             chain.value_sweeps[value] = s_v
-            ok = ok and ok_v
             need = max(need, s_v)
-            if aux.start != mcmc.START_LABELS:
-                continue
-            if s_v > s and aux.start_labels.shape[0] == 1:
-                aux = observed  # a single start's memory does not show in the slope
-                continue
-            limit = max(aux.sweeps, round(s_v / RELAX_GROWTH))
-            s_t, agreed, _, _ = self._check(
-                aux, beta, value, aux.sweeps, (late, late_sq), limit, confirm=True, rng=rng
-            )
-            aux = aux._replace(sweeps=s_t) if agreed else observed
         return ok, (aux if aux.start == mcmc.START_LABELS else observed._replace(sweeps=need))
+
+    def _check_value(self, value, beta, s, start, aux, rng):
+        """The checks at one frequent ``value`` of :meth:`_check_frequent`: the labels' from
+        ``start`` sweeps and, for a tuned start ``aux``, its own. Returns the labels' sweeps
+        there, whether they passed, and the draws to keep (``aux``, with more sweeps, or the
+        labels')."""
+        observed = self._observed(aux)
+        s_v, ok_v, late, late_sq = self._check(
+            observed._replace(sweeps=start), beta, value, start, confirm=True, rng=rng
+        )
+        if aux.start != mcmc.START_LABELS:
+            return s_v, ok_v, aux
+        if s_v > s and aux.start_labels.shape[0] == 1:
+            return s_v, ok_v, observed  # a single start's memory does not show in the slope
+        limit = max(aux.sweeps, round(s_v / RELAX_GROWTH))
+        s_t, agreed, _, _ = self._check(
+            aux, beta, value, aux.sweeps, (late, late_sq), limit, confirm=True, rng=rng
+        )
+        return s_v, ok_v, (aux._replace(sweeps=s_t) if agreed else observed)
 
     def _tuned_start(self, observed, start, betas, theta, references):
         """``observed`` (the observed labels' start and sweeps ``s``) with the tuned ``start``
@@ -1548,6 +1571,19 @@ class PottsStep(BlockedStep):
             )
         if beta > self.field.beta_max:
             raise self._beta_error(beta)
+
+
+def _near(a, b) -> bool:
+    """Whether ``b`` lies within ``RELAX_SAME`` (relative) of ``a``."""
+    return abs(b - a) <= RELAX_SAME * a
+
+
+def _same_draws(a, b) -> bool:
+    """Whether two :class:`mcmc.Auxiliary` draw alike: the same sampler, sweeps and start (for
+    tuned starts, the very same labels)."""
+    return (a.sampler, a.sweeps, a.start) == (b.sampler, b.sweeps, b.start) and (
+        a.start != mcmc.START_LABELS or a.start_labels is b.start_labels
+    )
 
 
 def _to_value(rv, transform, value):
