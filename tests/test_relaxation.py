@@ -876,8 +876,13 @@ def test_a_frequent_values_passed_checks_are_kept_near_their_beta(blobs, monkeyp
     ok, aux = frequent(2.1, tuned, s=14)  # a tuned start: the labels' check, then its own
     assert ok and aux.start == mcmc.START_LABELS and len(calls) == 6
     assert frequent(2.12, tuned, s=14)[1].start == mcmc.START_LABELS and len(calls) == 6
-    frequent(2.12, _single_start(chain.aux, y, sweeps=AUX_SWEEPS), s=14)  # new start labels
+    other = _single_start(chain.aux, y, sweeps=AUX_SWEEPS)  # new start labels
+    frequent(2.12, other, s=14, value=4.0)
     assert len(calls) == 8
+    # k = 3's kept checks, of the older start's draws, no longer hold on to its labels
+    assert all(
+        kept[3].start_labels is not tuned.start_labels for kept in chain.value_checks.values()
+    )
     outcome[mcmc.START_OBSERVED] = (20, True)  # passed only after more sweeps
     frequent(2.5, labels, s=14)
     frequent(2.5, labels, s=14)  # grown to 20: from there next time

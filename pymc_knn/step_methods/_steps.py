@@ -1225,6 +1225,11 @@ class PottsStep(BlockedStep):
         value is not (:meth:`_relax`). Returns ``(ok, aux)``."""
         rng = self._side_rng()
         observed = self._observed(aux)
+        # kept only for these draws: an older ladder's rows (32 MB a value of k at 10^5 points)
+        # are not held on for a check that cannot be kept
+        chain.value_checks = {
+            v: kept for v, kept in chain.value_checks.items() if kept and _same_start(kept[3], aux)
+        }
         need = s
         for value, beta in chain.adaptation.window_values:
             if value == theta:
@@ -1578,12 +1583,15 @@ def _near(a, b) -> bool:
     return abs(b - a) <= RELAX_SAME * a
 
 
+def _same_start(a, b) -> bool:
+    """Whether two :class:`mcmc.Auxiliary` start alike (tuned starts: from the very same
+    labels)."""
+    return a.start == b.start and (a.start != mcmc.START_LABELS or a.start_labels is b.start_labels)
+
+
 def _same_draws(a, b) -> bool:
-    """Whether two :class:`mcmc.Auxiliary` draw alike: the same sampler, sweeps and start (for
-    tuned starts, the very same labels)."""
-    return (a.sampler, a.sweeps, a.start) == (b.sampler, b.sweeps, b.start) and (
-        a.start != mcmc.START_LABELS or a.start_labels is b.start_labels
-    )
+    """Whether two :class:`mcmc.Auxiliary` draw alike: the same sampler, sweeps and start."""
+    return (a.sampler, a.sweeps) == (b.sampler, b.sweeps) and _same_start(a, b)
 
 
 def _to_value(rv, transform, value):
