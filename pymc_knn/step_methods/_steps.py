@@ -1043,7 +1043,7 @@ class PottsStep(BlockedStep):
         another value needs more than ``s``, a single start is dropped and the window draws with
         those (blobs4 with equal neighbours: a chain drew three windows, 5,600 iterations, with
         the 81 sweeps ``k = 8`` needed where its own ``k`` needed 40, priced at 40)."""
-        if low is None or abs(top - low) <= RELAX_SAME * top:
+        if low is None or _near(top, low):
             return None
         tops = [(theta, top)] + [
             (value, t) for value, t in chain.adaptation.window_values if value != theta
@@ -1155,13 +1155,13 @@ class PottsStep(BlockedStep):
         skip = chain.relaxed_at and chain.relaxed_at[2] == s and (mean is None or chain.tuned_tried)
         if skip:
             b, t, _ = chain.relaxed_at
-            skip = abs(beta - b) <= RELAX_SAME * b and abs(theta - t) <= RELAX_SAME * t
+            skip = _near(b, beta) and _near(t, theta)
         if not skip:
             chain.tuned_tried = chain.tuned_tried or mean is not None
             observed = self._observed(chain.aux)
             ok_low, ref_low = True, None
             settled = chain.adaptation.settled
-            if settled and low is not None and abs(beta - low) > RELAX_SAME * beta:
+            if settled and low is not None and not _near(beta, low):
                 s, ok_low, *windows = self._check(
                     observed._replace(sweeps=s), low, theta, s, confirm=True, rng=self._side_rng()
                 )
@@ -1291,7 +1291,7 @@ class PottsStep(BlockedStep):
         )
         s_t = AUX_SWEEPS
         for i, b in enumerate(betas):
-            if i and abs(b - betas[0]) <= RELAX_SAME * betas[0]:
+            if i and _near(betas[0], b):
                 continue
             s_t, ok, _, _ = self._check(tuned, b, theta, s_t, references[i], limit)
             if not ok:
