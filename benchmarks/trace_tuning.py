@@ -3,9 +3,10 @@
 Runs PyMC's 1000 tuning draws of ``chains`` chains of a ``bench_defaults.py`` row in one process
 (``cores=1``: the same draws as ``cores=2``) and, per chain, prints
 
-* every relaxation check: the window's 95% quantile of beta and the current ``k`` or ``sigma`` it
-  ran at, the auxiliary sweeps before and after, the sweeps chains from the observed labels
-  need, and the other frequent values of ``k`` also checked;
+* every relaxation check: the window's 95% quantile of beta and the ``k`` (the current one) or
+  ``sigma`` (the window's at that beta) it ran at, the auxiliary sweeps before and after, the
+  sweeps chains from the observed labels need, and the other frequent values of ``k`` also
+  checked;
 * at the end of tuning: the iterations per draw chosen, the rows they were chosen from, and the
   integrated time per iteration of each coordinate and of the indicators of its 5% and 95%
   tails (their largest sets the iterations: ``_adaptation.Adaptation.finish``), on the whole of

@@ -800,6 +800,69 @@ def test_frequent_values_of_k_and_their_top_of_beta(rng):
     assert dnn.frequent_values(rows).shape == (0, 2)
 
 
+def test_theta_at_reads_the_windows_line_of_theta_on_beta(rng):
+    """``theta`` paired with a beta: the least-squares line of ``theta`` on beta there, kept
+    within the range of ``theta`` the rows hold; their mean where either stays put."""
+    beta = rng.normal(2.0, 0.1, 2000)
+    sigma = 1.0 - 0.5 * (beta - 2.0) + rng.normal(0.0, 0.01, beta.size)
+    rows = np.column_stack([beta, sigma, beta, sigma])
+    top = np.quantile(beta, RELAX_QUANTILE)
+    at_top = Adaptation.theta_at(rows, top)
+    assert at_top == pytest.approx(1.0 - 0.5 * (top - 2.0), abs=0.003)
+    assert at_top < np.median(sigma) - 0.05  # not the window's middle: sigma falls with beta
+    assert Adaptation.theta_at(rows, 10.0) == sigma.min()  # far past the rows: their range
+    assert Adaptation.theta_at(rows, -10.0) == sigma.max()
+    still = rows.copy()
+    still[:, 1] = 0.7
+    assert Adaptation.theta_at(still, top) == 0.7
+    flat = rows.copy()
+    flat[:, 0] = 2.0
+    assert Adaptation.theta_at(flat, top) == pytest.approx(sigma.mean())
+
+
+@pytest.mark.parametrize("knn", [True, False])
+def test_the_checks_run_at_the_windows_sigma_and_at_the_chains_k(monkeypatch, knn):
+    """A d-nn chain's checks run where its window's beta tops out, at the sigma the window
+    pairs with it (:meth:`Adaptation.theta_at`), not at the last draw's: sigma moves about a
+    posterior sd from one window to the next, and each move re-ran the checks. A kNN chain's
+    run at its current ``k`` (the ladder's and the frequent values' checks hang on it)."""
+    X, y = make_blobs(120, centers=2, n_features=2, cluster_std=2.0, random_state=1)
+    seen = []
+    real = _steps.PottsStep._relax
+
+    def recording(self, chain, beta, theta, low=None, mean=None):
+        a = chain.adaptation
+        now = self.tractable.evaluate(chain.x)[2]  # the last draw's k or sigma
+        seen.append((theta, a.window_theta_top, now, beta, a.window_beta_top))
+        return real(self, chain, beta, theta, low, mean)
+
+    monkeypatch.setattr(_steps.PottsStep, "_relax", recording)
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 4)
+        if knn:
+            k = pm.DiscreteUniform("k", 1, 20)
+            pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        else:
+            sigma = pm.Uniform("sigma", 0, 100)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y)
+        step = pk.Exchange(iterations_per_draw=2)
+        pm.sample(
+            tune=700,
+            draws=1,
+            chains=1,
+            step=step,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    assert len(seen) >= 2
+    for theta, theta_top, now, beta, beta_top in seen:
+        assert beta == beta_top
+        assert theta == (now if knn else theta_top)
+    if not knn:  # the window's sigma, not the last draw's
+        assert all(theta != now for theta, _, now, _, _ in seen)
+
+
 def _settled_step(X, y, rng, values):
     with _k_model(X, y):
         step = pk.Exchange(rng=rng)

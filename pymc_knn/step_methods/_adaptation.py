@@ -388,6 +388,7 @@ class Adaptation:
     window_mean: np.ndarray | None = None
     window_beta_top: float = 0.0
     window_beta_low: float = 0.0
+    window_theta_top: float = math.nan
     window_values: np.ndarray = field(default_factory=lambda: np.empty((0, 2)))
     _window: list = field(default_factory=list)
     _filled: int = 0
@@ -657,6 +658,7 @@ class Adaptation:
         self.window_beta_top = float(np.quantile(rows[:, 0], RELAX_QUANTILE))
         self.window_beta_low = float(np.quantile(rows[:, 0], 1 - RELAX_QUANTILE))
         self.window_values = self.frequent_values(rows)
+        self.window_theta_top = self.theta_at(rows, self.window_beta_top)
         block = rows[:, 2:]
         self._learn_covariance(block, accepted)
         pooled = block
@@ -721,6 +723,20 @@ class Adaptation:
         frequent = values[counts >= FREQUENT_SHARE * len(rows)]
         tops = [np.quantile(rows[rows[:, 1] == v, 0], RELAX_QUANTILE) for v in frequent]
         return np.column_stack([frequent, tops]) if tops else np.empty((0, 2))
+
+    @staticmethod
+    def theta_at(rows, beta) -> float:
+        """``theta`` (``k`` or ``sigma``) that ``rows`` ``(beta, theta, ...)`` pair with
+        ``beta``: their least-squares line of ``theta`` on beta there, within the range of
+        ``theta`` they hold (their mean where beta or ``theta`` stays put)."""
+        b, t = rows[:, 0], rows[:, 1]
+        if np.ptp(t) == 0.0:
+            return float(t[0])
+        var = float(np.var(b))
+        if var == 0.0:
+            return float(np.mean(t))
+        slope = float(np.mean((b - b.mean()) * (t - t.mean()))) / var
+        return float(np.clip(t.mean() + slope * (beta - b.mean()), t.min(), t.max()))
 
     def _learn_covariance(self, block, accepted) -> None:
         """The ridge (regression of beta's coordinates on each graph coordinate) and the shape

@@ -1490,7 +1490,10 @@ class PottsStep(BlockedStep):
             self._widen(chain)
             if self._tune_sweeps:
                 mean = a.window_mean[0] if self.start == "tuned" and a.settled else None
-                self._relax(chain, a.window_beta_top, state[2], a.window_beta_low, mean)
+                # sigma where the window's beta tops out, not the last draw's: a d-nn chain's
+                # sigma moves a posterior sd a window, and each move re-ran the checks
+                theta = state[2] if self.term.is_knn else a.window_theta_top
+                self._relax(chain, a.window_beta_top, theta, a.window_beta_low, mean)
                 self._seed_ridge(chain, x, state[1], int(round(state[2])))
             self._window_closed(chain)
         return self.layout.update(point, x, self._default), [stats]
