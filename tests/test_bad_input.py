@@ -478,6 +478,7 @@ STEPS = [
     ),
     Case("bridge-negative", lambda: step(bridge=-1), ValueError, r"bridge must be an integer >= 0"),
     Case("bridge-float", lambda: step(bridge=2.5), ValueError, r"bridge must be an integer"),
+    Case("bridge-word", lambda: step(bridge="auto"), ValueError, r"integer >= 0 or 'tuned'"),
     Case(
         "max-bridge-string",
         lambda: step(max_bridge="many"),

@@ -662,7 +662,7 @@ def test_pm_sample_draws_the_same_with_and_without_the_thread_pool():
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         draws.append(idata.posterior)
-    assert np.unique(draws[0]["beta"].values).size > 1
+    assert np.unique(draws[0]["sigma"].values).size > 1  # sigma moves: tables on the pool
     for name in ("beta", "sigma"):
         np.testing.assert_array_equal(draws[0][name].values, draws[1][name].values)
 

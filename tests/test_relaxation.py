@@ -239,23 +239,29 @@ def test_auto_defaults_of_a_dnn_term_from_500_points_up_to_large_points(blobs, m
     assert step(start="tuned") == ("tuned", *plain)
 
 
-def test_large_dnn_terms_are_not_bridged_by_default(blobs, monkeypatch):
-    """A d-nn bridging field mixes two n x L tables (at 10^4 points a bridged draw cost 6.9 s
-    instead of 1.9): sigma moves are bridged by default below LARGE_POINTS only, a kNN term's
-    k moves at any size, and bridge=m bridges any term."""
+def test_which_terms_are_bridged_by_default(blobs, monkeypatch):
+    """By default a kNN term's k moves are bridged at any size, and a d-nn term's sigma moves
+    with the ball kernel below LARGE_POINTS only (a d-nn bridging field mixes two n x L tables:
+    at 10^4 points a bridged draw cost 6.9 s instead of 1.9); the smooth kernels' are not (their
+    noise's measurement cost more than the bridging saved). bridge=m bridges any term with m
+    fields, bridge="tuned" tunes them on any."""
     X, y = blobs
 
-    def bridged(**kwargs):
+    def bridged(kernel="gaussian", **kwargs):
         with pm.Model():
             beta, sigma = pm.Uniform("beta", 0, 4), pm.Uniform("sigma", 0.1, 10)
-            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
             step = pk.Exchange(**kwargs)
         return step._adapt_bridge, step._bridge0
 
-    assert bridged() == (True, 0)
+    assert bridged("ball") == (True, 0)
+    assert bridged("gaussian") == bridged("exponential") == (False, 0)
+    assert bridged("gaussian", bridge=3) == (False, 3)
+    assert bridged("exponential", bridge="tuned") == (True, 0)
     monkeypatch.setattr(_steps, "LARGE_POINTS", len(y))
-    assert bridged() == (False, 0)
-    assert bridged(bridge=3) == (False, 3)
+    assert bridged("ball") == (False, 0)
+    assert bridged("ball", bridge=3) == (False, 3)
+    assert bridged("ball", bridge="tuned") == (True, 0)
     with pm.Model():
         beta, k = pm.Uniform("beta", 0, 4), pm.DiscreteUniform("k", 1, 5)
         pk.PottsKNN("y", X=X, beta=beta, k=k, k_max=5, observed=y)

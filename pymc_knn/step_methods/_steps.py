@@ -1738,15 +1738,19 @@ class Exchange(PottsStep):
     of independent estimates of the same ratio) in each region of ``k`` or ``sigma`` (a tenth
     of ``log k`` or ``log sigma`` wide; a move takes the larger factor of its two ends', so its
     reverse has the same ``m``), aiming at a variance of 4 nats^2; small moves and moves where
-    the ratio is quiet need none (``m = 0``: the plain exchange algorithm). A d-nn term of ``LARGE_POINTS`` (10^4)
-    points or more is not bridged by default (a bridging field there mixes two tables of about
-    ``n^2`` entries); ``bridge=m`` bridges it. A d-nn field makes one Swendsen-Wang sweep per
-    120 entries of the mean row, up to 8 (its energies read every entry, its sweeps a few).
+    the ratio is quiet need none (``m = 0``: the plain exchange algorithm). A d-nn term is
+    bridged by default only with the ball kernel and below ``LARGE_POINTS`` (10^4) points (a
+    bridging field mixes two tables of about ``n^2`` entries, and the smooth kernels' noise is
+    small: measuring it cost more than bridging saved); ``bridge=m`` bridges any. A d-nn field
+    makes one Swendsen-Wang sweep per 120 entries of the mean row, up to 8 (its energies read
+    every entry, its sweeps a few).
     sample_stats ``bridge_sweeps``: the draw's bridging fields (a kNN field is one sweep).
     """
         + _PARAMETERS
-        + """    bridge : int, optional
-        Fix ``m`` for every ``k`` or ``sigma`` move instead (0: never bridge).
+        + """    bridge : int or "tuned", optional
+        Fix ``m`` for every ``k`` or ``sigma`` move instead (0: never bridge), or tune it on any
+        term ("tuned"; by default it is tuned on kNN terms and on the ball kernel's d-nn terms
+        below 10^4 points, and a d-nn term with a smooth kernel is not bridged).
     max_bridge : int, default=128
         Bound on ``m``.
     delayed_acceptance : bool, "most" or "auto", default="auto"
@@ -1807,14 +1811,16 @@ class Exchange(PottsStep):
                 "delayed_acceptance must be True, False, 'most' or 'auto', got "
                 f"{delayed_acceptance!r}"
             )
-        self._bridge0 = 0 if bridge is None else check_count(bridge, "bridge", minimum=0)
+        tuned = isinstance(bridge, str) and bridge == "tuned"
+        if isinstance(bridge, str) and not tuned:
+            raise ValueError(f"bridge must be an integer >= 0 or 'tuned', got {bridge!r}")
+        fixed = bridge is not None and not tuned
+        self._bridge0 = check_count(bridge, "bridge", minimum=0) if fixed else 0
         self._max_bridge = max(check_count(max_bridge, "max_bridge", minimum=0), self._bridge0)
-        self._adapt_bridge = bridge is None
+        self._adapt_bridge = not fixed
         super().__init__(vars, **kwargs)
-        # a d-nn bridging field mixes two n x L tables: at 10^4 points (L about 9,000) a bridged
-        # draw cost 6.9 s instead of 1.9, so by default d-nn terms are bridged below that size
-        small = self.term.is_knn or self.term.graph.n_points < LARGE_POINTS
-        self._adapt_bridge = bridge is None and self._graph.size > 0 and small
+        default = bridge is None and self._bridged_by_default()
+        self._adapt_bridge = self._graph.size > 0 and (tuned or default)
         if named and delayed_acceptance == "auto":
             delayed_acceptance = self._screened_by_default()
         if isinstance(delayed_acceptance, str):
@@ -1823,6 +1829,19 @@ class Exchange(PottsStep):
             self.delayed_acceptance = bool(delayed_acceptance)
             self._delayed = mcmc.SCREEN_ALL if delayed_acceptance else mcmc.SCREEN_NONE
         self.chain = self._new_chain()
+
+    def _bridged_by_default(self) -> bool:
+        """Whether graph moves are bridged by default (their noise measured while tuning): a
+        kNN term's ``k`` moves, and a d-nn term's ``sigma`` moves with the ball kernel below
+        ``LARGE_POINTS`` (a d-nn bridging field mixes two ``n x L`` tables: at 10^4 points a
+        bridged draw cost 6.9 s instead of 1.9). The gaussian and exponential kernels' are not:
+        their moves' noise is small, and measuring it (a second exchange estimate of every
+        local move while tuning) cost more than the bridging saved (class20's gaussian kernel,
+        sweeps fixed: 3.9 against 3.1 ms a tuning iteration, 8.4 against 5.3 iterations a
+        draw; docs/inference.md, "Bridged `sigma` moves")."""
+        if self.term.is_knn:
+            return True
+        return self.term.graph.kernel == "ball" and self.term.graph.n_points < LARGE_POINTS
 
 
 class Moller(PottsStep):
