@@ -1811,8 +1811,8 @@ class Exchange(PottsStep):
                 "delayed_acceptance must be True, False, 'most' or 'auto', got "
                 f"{delayed_acceptance!r}"
             )
-        tuned = isinstance(bridge, str) and bridge == "tuned"
-        if isinstance(bridge, str) and not tuned:
+        tuned = isinstance(bridge, str)
+        if tuned and bridge != "tuned":
             raise ValueError(f"bridge must be an integer >= 0 or 'tuned', got {bridge!r}")
         fixed = bridge is not None and not tuned
         self._bridge0 = check_count(bridge, "bridge", minimum=0) if fixed else 0
