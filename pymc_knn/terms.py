@@ -16,7 +16,7 @@ import numpy as np
 
 from ._validation import check_class_weights, check_n_classes, check_positive
 from .graphs import Coupling, DistanceGraph, KNNGraph, NeighbourGraph
-from .kernels import cftp_potts2, energy, gibbs_sweeps, log_pseudo_likelihood, swendsen_wang_sweeps
+from .kernels import cftp_potts2, energy, gibbs_sweeps, swendsen_wang_sweeps
 from .kernels.energy import local_fields, log_pl_derivatives
 from .kernels.enumeration import enumerated_draw
 from .kernels.structure import add_floor_fields
@@ -160,9 +160,10 @@ class PottsTerm:
             if fields is not None:
                 h, labels, weights = fields.next()
                 objective = lambda b: -log_pl_derivatives(h, labels, b, weights)[0]  # noqa: E731
-            else:
+            else:  # the fields once a theta: each beta then costs O(n G), not a pass over W
                 c = self.graph.coupling(theta.item())  # not cached: many would not fit
-                objective = lambda b: -_log_pl(c, y, b, self.class_weights)  # noqa: E731
+                h = _fields(c, y, self.class_weights)
+                objective = lambda b: -log_pl_derivatives(h, y, b)[0]  # noqa: E731
             res = minimize_scalar(
                 objective, bounds=(0.0, beta_upper), method="bounded", options={"xatol": 1e-4}
             )
@@ -177,12 +178,8 @@ class PottsTerm:
     def pseudo_likelihood_information(self, y, beta, theta) -> float:
         """``-d^2 log PL / d beta^2`` at ``(beta, theta)``: the sum over points of the variance
         of their local field under their full conditional (000 eq. 8)."""
-        c = self.coupling(theta)
         y = np.asarray(y, dtype=np.int64)
-        h = local_fields(c.indptr, c.indices, c.data, y, self.class_weights)
-        if c.floor is not None:
-            add_floor_fields(h, y, c.floor, self.class_weights)
-        return -log_pl_derivatives(h, y, beta)[2]
+        return -log_pl_derivatives(_fields(self.coupling(theta), y, self.class_weights), y, beta)[2]
 
     def max_pseudo_likelihood(self, y, beta_upper: float = 4.0):
         """The maximum pseudo-likelihood estimate ``(beta, theta)`` of Besag (1974)."""
@@ -259,11 +256,15 @@ class PottsTerm:
 
 def _log_pl(c, y, beta, class_weights) -> float:
     """The log pseudo-likelihood with couplings ``c`` (floor included)."""
-    if c.floor is None:
-        return log_pseudo_likelihood(c.indptr, c.indices, c.data, y, beta, class_weights)
+    return log_pl_derivatives(_fields(c, y, class_weights), y, beta)[0]
+
+
+def _fields(c, y, class_weights) -> np.ndarray:
+    """The local fields of the labels ``y`` under couplings ``c``, the floor's included."""
     h = local_fields(c.indptr, c.indices, c.data, y, class_weights)
-    add_floor_fields(h, y, c.floor, class_weights)
-    return log_pl_derivatives(h, y, beta)[0]
+    if c.floor is not None:
+        add_floor_fields(h, y, c.floor, class_weights)
+    return h
 
 
 def _total_bytes(cache) -> int:

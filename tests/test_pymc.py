@@ -428,6 +428,32 @@ def test_the_knn_profile_from_class_counts_equals_the_couplings():
             assert b == pytest.approx(res.x, abs=1e-7) and lp == pytest.approx(-res.fun, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    "kernel, drop_tol", [("gaussian", 0.0), ("exponential", 0.0), ("ball", 0.0), ("ball", 0.5)]
+)
+def test_the_dnn_profile_from_fields_once_a_sigma_equals_the_pseudo_likelihood(kernel, drop_tol):
+    """A d-nn profile computes each sigma's fields once and then maximises over beta: the same
+    estimate and maximum, to the bit, as maximising the term's pseudo-likelihood evaluated anew
+    at each beta (the ball kernel's floor on a kept table included)."""
+    from scipy.optimize import minimize_scalar
+
+    from pymc_knn.terms import PottsTerm
+
+    X, y, *_ = pk.datasets.load_glass()
+    graph = pk.DistanceGraph(X, kernel=kernel, epsilon=0.2, drop_tol=drop_tol)
+    a = np.linspace(0.5, 2.0, int(y.max()) + 1)
+    term = PottsTerm(graph, a.size, a, None)
+    thetas, beta_hat, log_pl = term.pseudo_likelihood_profile(y)
+    for theta, b, lp in list(zip(thetas, beta_hat, log_pl))[::6]:
+        res = minimize_scalar(
+            lambda t: -term.log_pseudo_likelihood(y, t, theta),
+            bounds=(0, 4),
+            method="bounded",
+            options={"xatol": 1e-4},
+        )
+        assert b == res.x and lp == -res.fun
+
+
 def test_the_first_beta_step_has_the_posterior_scale():
     """On 3,000 points the posterior of beta is narrow: the first step, from the
     pseudo-likelihood's curvature, is within a factor 2.5 of the step tuning ends with; the
