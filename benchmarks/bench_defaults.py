@@ -12,7 +12,8 @@ and the step pm.sample assigns (``pk.Exchange``), or ``--method moller|pseudo``,
 the keyword arguments of ``--exchange`` (JSON, e.g. ``'{"delayed_acceptance": false}'``). One JSON line
 per fit goes to ``--out`` (appended): wall time of ``pm.sample`` (after a two-draw run that
 compiles the kernels; the model's PyTensor graph is still compiled inside, about 0.5 s), the
-machine's speed just after (``probe_ms``: a fixed Swendsen-Wang workload), PyMC's sampling time,
+machine's speed just after (``probe_ms``: a fixed Swendsen-Wang workload; ``stream_ms``: its
+memory bandwidth, which the d-nn rows from about 1,000 points feel and the probe does not), PyMC's sampling time,
 r_hat, ess_bulk and ess_tail of every parameter, ESS per second, acceptance and iterations per
 draw. ``--table`` prints the Markdown table of a results file.
 
@@ -273,6 +274,23 @@ def probe_ms(sweeps=400):
     return round(1e3 * min(times), 2)
 
 
+def stream_ms(mib=128):
+    """The machine's memory bandwidth at the time: milliseconds to sum ``mib`` MiB of float64
+    (best of 3), four times the 32 MiB L3 cache of the 2-core AMD EPYC the walls were measured
+    on. ``probe_ms`` stays in cache and misses what a d-nn fit from about 1,000 points feels:
+    its tables (``n^2`` entries, 28 MB at 1,000 points) are streamed by every coupling and
+    energy, so a host whose memory is shared with busy neighbours slows those rows and not the
+    probe (class20's gaussian kernel, seed 1: 123.2 s at probe 2.87 ms in one session of
+    2026-12-07, 81.5 s at 3.03 ms in the next, the same draws)."""
+    a = np.ones(mib * 2**20 // 8)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        a.sum()
+        times.append(time.perf_counter() - t0)
+    return round(1e3 * min(times), 2)
+
+
 def fit(data, model, seed, method, chains, cores, exchange=None):
     import arviz as az
     import pymc as pm
@@ -326,6 +344,7 @@ def fit(data, model, seed, method, chains, cores, exchange=None):
         "chains": chains,
         "wall": round(wall, 2),
         "probe_ms": probe_ms(),
+        "stream_ms": stream_ms(),
         "sampling_time": round(float(ss.attrs.get("sampling_time", np.nan)), 2),
         "accept": round(float(ss["accept"].mean()), 3),
         # the mean per chain: a draw takes the floor or the ceiling of the chosen mean
