@@ -266,8 +266,19 @@ def fit_csv(
     cores=2,
     standardize=True,
     beta_upper=4.0,
-) -> None:
-    """Fit the probabilistic kNN to a CSV file and write its summary and plots."""
+):
+    """Fit the probabilistic kNN to a CSV file and write its summary and plots.
+
+    Prints ``az.summary``, a line on R-hat and the bulk and tail ESS of ``beta`` and ``k``
+    against PyMC's thresholds (and a ``WARNING`` line, with a
+    :class:`pymc_knn.ConvergenceWarning`, when they fall short), and writes the trace plot,
+    the posterior of ``k`` and, with two covariates, the predictive map into ``out``.
+
+    Returns
+    -------
+    arviz.InferenceData
+        The posterior draws of ``pm.sample``.
+    """
     from ._validation import check_covariates
 
     X, y, features, classes = read_csv(path, target)
@@ -293,3 +304,4 @@ def fit_csv(
         random_seed=seed,
     )
     _report(model, idata, Path(out), features, [str(c) for c in classes])
+    return idata

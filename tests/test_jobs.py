@@ -50,7 +50,7 @@ def test_cli_fits_a_csv_file(tmp_path, capsys):
     )
     assert code == 0
     printed = capsys.readouterr().out
-    assert "beta" in printed and "r_hat" in printed
+    assert "beta" in printed and "convergence: r_hat <= " in printed
     assert {p.name for p in out.iterdir()} == {"trace.png", "k_posterior.png", "predictive_map.png"}
 
 
@@ -75,3 +75,32 @@ def test_the_fit_report_names_a_prior_bound(rng, capsys):
     with pytest.warns(pk.PriorBoundWarning, match=r"beta upper bound in chain\(s\) \[2\]"):
         assert not _diagnose(idata)
     assert "WARNING: the posterior presses against its prior" in capsys.readouterr().out
+
+
+def test_the_fit_report_warns_of_chains_that_disagree(rng, capsys):
+    """The command line prints the worst R-hat and ESS of ``beta`` and ``k`` and, when they
+    fall short, a warning line and a ConvergenceWarning; a well-mixed fit gets neither."""
+    import re
+    import warnings
+
+    import arviz as az
+    import pytest
+
+    import pymc_knn as pk
+    from pymc_knn.jobs import _diagnose
+
+    shift = np.array([0.0, 0.0, 0.0, 1.0])[:, None]  # one chain of four elsewhere
+    beta = rng.normal(size=(4, 500))
+    stats = {"prior_bound": np.full((4, 500), "", dtype="U32"), "iterations": np.ones((4, 500))}
+    mixed = {"beta": beta, "k": rng.integers(3, 6, size=(4, 500))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _diagnose(az.from_dict(posterior=mixed, sample_stats=stats))
+    assert "WARNING" not in capsys.readouterr().out
+    idata = az.from_dict(posterior={**mixed, "beta": beta + shift}, sample_stats=stats)
+    with pytest.warns(pk.ConvergenceWarning, match=r"beta: r_hat .* > 1.01"):
+        assert not _diagnose(idata)
+    printed = capsys.readouterr().out
+    worst = float(az.rhat(idata, method="rank")["beta"])
+    assert re.search(r"r_hat <= (\d\.\d{3})", printed).group(1) == f"{worst:.3f}"
+    assert "WARNING: the chains have not converged" in printed

@@ -244,6 +244,33 @@ def test_a_posterior_of_k_at_a_low_k_max_is_warned_about(ripley, monkeypatch):
         assert any("cap cuts the posterior" in str(w.message) for w in caught) == warns
 
 
+def test_fit_reports_r_hat_and_ess_and_warns_when_short(ripley, monkeypatch):
+    """``convergence_`` holds R-hat and bulk and tail ESS of beta and k; fit warns when a chain
+    disagrees (pm.sample replaced by draws: the wiring, not the sampler)."""
+    import arviz as az
+    import pymc as pm
+
+    rng = np.random.default_rng(1)
+    for shift, warns in ((0.0, False), (1.0, True)):
+        beta = 1.4 + 0.1 * rng.standard_normal((4, 500))
+        beta[3] += shift  # the fourth chain elsewhere
+        draws = {"beta": beta, "k": rng.integers(3, 9, (4, 500))}
+        monkeypatch.setattr(pm, "sample", lambda *a, draws=draws, **kw: az.from_dict(draws))
+        clf = BayesianKNNClassifier(method="exchange", random_seed=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.fit(ripley.X, ripley.y)
+        table = clf.convergence_
+        assert list(table.index) == ["beta", "k"]
+        assert {"r_hat", "ess_bulk", "ess_tail"} <= set(table.columns)
+        rhat = float(az.rhat(clf.idata_)["beta"])
+        assert table.loc["beta", "r_hat"] == pytest.approx(rhat)
+        assert (rhat > 1.01) == warns
+        messages = [str(w.message) for w in caught if w.category is pk.ConvergenceWarning]
+        assert bool(messages) == warns
+        assert not warns or "beta: r_hat" in messages[0]
+
+
 def test_korea_method_is_pk_korea(ripley):
     """method="korea": pk.korea with the estimator's uniform prior on beta, labels of any type."""
     import pymc as pm
