@@ -812,8 +812,9 @@ def test_pm_sample_with_the_defaults_converges(data, model):
     iterations per draw, wine gave ESS(beta) 3 of 2000 draws and r_hat 1.85, iris ESS(beta) 17
     and r_hat 1.13. shells3, whose ``k`` is 4 in 99% of the draws, gave ESS_tail(k) 165 and
     R-hat 1.020 before a chain's home value of ``k`` (one excursion to 5 lasted 27 draws). The
-    bulk ESS is asked twice the bar's 400, what PyMC's two chains on a 2-core machine give
-    (benchmarks/README.md, "The bar on 2026-12-07", has every row at seeds 1-3)."""
+    four chains' bulk ESS must reach 800, so that PyMC's default of two chains on a 2-core
+    machine would give about the bar's 400 (benchmarks/README.md, "The bar on 2026-12-07", has
+    every shipped row at seeds 1-3)."""
     if data == "shells3":
         X, y = _shells3()
     else:
