@@ -104,3 +104,17 @@ def test_the_fit_report_warns_of_chains_that_disagree(rng, capsys):
     worst = float(az.rhat(idata, method="rank")["beta"])
     assert re.search(r"r_hat <= (\d\.\d{3})", printed).group(1) == f"{worst:.3f}"
     assert "WARNING: the chains have not converged" in printed
+
+
+def test_fit_csv_returns_the_fit(tmp_path, monkeypatch):
+    """``fit_csv`` hands back the InferenceData of its fit (the sampling and the report replaced:
+    the wiring, not the fit)."""
+    import arviz as az
+
+    from pymc_knn import jobs
+
+    idata = az.from_dict(posterior={"beta": np.ones((2, 5)), "k": np.ones((2, 5), int)})
+    monkeypatch.setattr(jobs, "fit", lambda X, y, **kw: (None, idata))
+    monkeypatch.setattr(jobs, "_report", lambda *a, **kw: None)
+    path = write(tmp_path, "u,side\n0.1,a\n0.4,b\n0.2,a\n0.9,b\n")
+    assert jobs.fit_csv(path, "side", out=tmp_path / "out") is idata
