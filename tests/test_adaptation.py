@@ -158,25 +158,88 @@ def test_a_capped_acceptance_does_not_shrink_the_step(rng):
     assert capped.scale > 0.5 > plain.scale
 
 
+def way_in(a, rng):
+    """A first window on the chain's way in, whose beta falls steeply with ``k``: the ridge,
+    the shape and the beta jump are not fitted on it."""
+    n = FIRST_WINDOW
+    k = rng.integers(1, 30, size=n).astype(float)
+    block = -k[:, None] + rng.normal(size=(n, a.n_free))
+    assert observe(a, rows(np.column_stack([block, k]), rng), acc=0.3)
+    np.testing.assert_array_equal(a.slope, 0.0)
+    assert a.beta_chol.shape == (0, 0)
+
+
 def test_a_window_learns_the_shape_the_ridge_and_the_iterations(rng):
     """Beta's coordinates (u, v) correlated with k: the slope is their regression on k, the
-    shape the Cholesky factor of their covariance given k, scaled to unit determinant."""
-    n = FIRST_WINDOW
+    shape the Cholesky factor of their covariance given k, scaled to unit determinant; from
+    the second window (the first is the chain's way in)."""
+    a = adaptation(n_free=2)
+    way_in(a, rng)
+    n = 2 * FIRST_WINDOW
     k = rng.integers(1, 30, size=n).astype(float)
     u = 0.1 * k + rng.normal(size=n)
     v = 0.5 * u + 0.2 * rng.normal(size=n)
-    a = adaptation(n_free=2)
     closed = [
         observe(a, rows(np.column_stack([u, v, k])[i : i + 20], rng), acc=0.3)
         for i in range(0, n, 20)
     ]
-    assert closed == [False] * 9 + [True]
-    assert a.window_length == 2 * FIRST_WINDOW
+    assert closed == [False] * 19 + [True]
+    assert a.window_length == 4 * FIRST_WINDOW
     np.testing.assert_allclose(a.slope[0], [0.1, 0.05], atol=0.03)
     assert abs(np.prod(np.diag(a.shape)) - 1) < 1e-12
     r = a.shape[1, 0] / math.hypot(a.shape[1, 0], a.shape[1, 1])  # correlation of (u, v)
     assert 0.8 < r < 0.95  # 0.93, shrunk towards 0 by the few accepted moves: 0.84
     assert a.iterations == 1  # independent rows
+
+
+def test_one_row_a_draw_counts_its_moves(rng):
+    """With one iteration a draw, each draw's row is a move from the last draw's: the window
+    counts them and learns the ridge and the beta jump (it counted moves within a draw only,
+    none, and never learned them)."""
+    a = adaptation(n_free=2, iterations=1, adapt_iterations=False)
+    way_in(a, rng)
+    n = 2 * FIRST_WINDOW
+    k = rng.integers(1, 30, size=n).astype(float)
+    u = 0.1 * k + rng.normal(size=n)
+    v = 0.5 * u + 0.2 * rng.normal(size=n)
+    trace = rows(np.column_stack([u, v, k]), rng)
+    closed = [observe(a, trace[i : i + 1], acc=0.3) for i in range(n)]
+    assert sum(closed) == 1 and closed[-1]
+    np.testing.assert_allclose(a.slope[0], [0.1, 0.05], atol=0.03)
+    assert a.beta_chol.shape == (2, 2)
+    assert a.iterations == 1
+
+
+def test_moves_of_other_steps_variables_are_not_the_blocks(rng):
+    """Beta and theta in a trace row come from the whole model: where another step moves them
+    between draws while the block sits still, the window saw no move and doubles the
+    iterations (counted on the whole row, every draw was a move, and the window's time, ``nan``,
+    set one iteration a draw)."""
+    a = adaptation(graph=())
+    still = rng.normal(size=(1, 1))
+    for window in (1, 2):
+        m = window  # one iteration a draw, then the doubled two
+        for _ in range(window * FIRST_WINDOW // m):
+            trace = np.column_stack([np.full((m, 2), rng.random()), np.repeat(still, m, 0)])
+            observe(a, trace, acc=0.0)
+        assert a.iterations == 2 * m
+
+
+def test_the_first_window_doubles_the_iterations_and_later_ones_read_their_time(rng):
+    """A chain of integrated time 39 (iterations_for: 22), from one iteration a draw: the first
+    window, which may be the chain's way in, doubles the iterations whatever it reads; each later
+    one sets them from its own time."""
+    x = ar1(0.95, 40 * FIRST_WINDOW, rng)[:, None]
+    a = adaptation(graph=())
+    chosen, i = [], 0
+    while a.window_length <= 8 * FIRST_WINDOW:
+        m = draw_iterations(a.iterations, rng)
+        if observe(a, rows(x[i : i + m], rng), acc=0.3):
+            chosen.append((a.iterations, iterations_for(a.tau)))
+        i += m
+    (first, read), *later = chosen
+    assert first == 2 and read > 4
+    assert all(c == want for c, want in later) and min(c for c, _ in later) > 4
 
 
 def test_fixed_iterations_stay_fixed(rng):
@@ -679,8 +742,8 @@ def test_a_window_fits_the_beta_jump_to_beta_given_the_graph(rng):
     regression on k and, BETA_JUMP_SCALE times wider, their covariance given k; its density
     (with the broad component) integrates to one."""
     a = adaptation(n_free=2)
-    assert a.beta_chol.shape == (0, 0)  # no fit yet: random-walk beta moves only
-    n = FIRST_WINDOW
+    way_in(a, rng)  # no fit yet: random-walk beta moves only
+    n = 2 * FIRST_WINDOW
     k = rng.integers(1, 30, size=n).astype(float)
     u = 1.0 + 0.1 * k + rng.normal(size=n)
     v = -2.0 + 0.5 * u + 0.2 * rng.normal(size=n)
@@ -705,8 +768,9 @@ def test_a_beta_jump_fitted_where_k_never_moved_follows_the_ridge(rng):
     at k = 3 at 13/17 of beta's mean at 4: delayed acceptance, whose first stage uses this
     density, would screen out nearly every move away from the k a chain sat at)."""
     a = adaptation()
+    way_in(a, rng)
     a.slope[:] = -0.12
-    n = FIRST_WINDOW
+    n = 2 * FIRST_WINDOW
     u = 2.3 + 0.05 * rng.normal(size=n)
     assert observe(a, rows(np.column_stack([u, np.full(n, 4.0)]), rng), acc=0.3)
     for k in (3.0, 4.0, 5.0):

@@ -5,7 +5,8 @@ What is tuned, per chain:
 * the step of the beta move, by Robbins-Monro on the acceptance of beta moves alone;
 * the radius of the ``k`` move (or the sd of the ``sigma`` move), by Robbins-Monro on the
   acceptance of graph moves alone;
-* in windows of doubling length (counted in iterations), the ridge beta follows when the graph
+* in windows of doubling length (counted in iterations; the first, which may lie on the chain's
+  way to the posterior, fits only the jump density), the ridge beta follows when the graph
   moves (the regression of beta's coordinates on ``k`` or ``sigma``), the density the jump move
   draws ``k`` or ``sigma`` from (a kernel density estimate of the window's draws) and, when several
   coordinates move with beta, the shape of the beta move (the Cholesky factor of their
@@ -14,10 +15,11 @@ What is tuned, per chain:
   coordinates and the residuals' covariance);
 * the mean number of iterations per stored draw (each draw takes its floor or ceiling at random),
   from the integrated autocorrelation time measured in the latest window (of each coordinate and
-  of its tail indicators), so that a stored draw is worth about ``1 / TARGET_TAU`` of an
-  independent one; the time read off the final rows counts up to a ``TRUSTED_TIMES``-th of
-  their number, and where they never saw the (discrete) graph coordinates move though
-  departures were due (``UNSEEN_DEPARTURES``), their time is bounded from the rate of those;
+  of its tail indicators; the first window doubles them), so that a stored draw is worth about
+  ``1 / TARGET_TAU`` of an independent one; the time read off the final rows counts up to a
+  ``TRUSTED_TIMES``-th of their number, and where they never saw the (discrete) graph
+  coordinates move though departures were due (``UNSEEN_DEPARTURES``), their time is bounded
+  from the rate of those;
 * for the exchange algorithm, the bridging of the ``k`` or ``sigma`` move's ratio, from the
   variance of its noise measured by pairs of independent estimates, so that the variance is
   about ``TARGET_NOISE`` whatever the move's size and wherever it goes (one noise per region of
@@ -395,6 +397,7 @@ class Adaptation:
     _updates: dict = field(default_factory=lambda: dict.fromkeys((BETA_MOVE, GRAPH_MOVE), 0))
     final_rows: np.ndarray | None = None  # (beta, theta) of the rows finish() read
     _last_rows: np.ndarray | None = None
+    _last_row: np.ndarray | None = None  # the block's coordinates in the latest draw's last row
     _last_transitions: float = 0.0
     _noise: list = field(default_factory=list)
     _noise_scale: float | None = None
@@ -556,7 +559,12 @@ class Adaptation:
             graph_moves = int(np.count_nonzero(np.isin(move, (GRAPH_MOVE, WIDE_MOVE, JUMP_MOVE))))
             if graph_moves:
                 self.fields_per_move += 0.1 * (bridge_sweeps / graph_moves - self.fields_per_move)
-        moved = int(np.any(np.diff(trace, axis=0) != 0, axis=1).sum())
+        # a draw's first row is a move from the previous draw's last (one row a draw: m = 1);
+        # on the block's own coordinates, which other steps of the model leave alone
+        block = trace[:, 2:]
+        steps = block if self._last_row is None else np.vstack([self._last_row, block])
+        moved = int(np.any(np.diff(steps, axis=0) != 0, axis=1).sum())
+        self._last_row = block[-1].copy()
         expected = float(accept[np.isin(move, (GRAPH_MOVE, WIDE_MOVE, JUMP_MOVE))].sum())
         graph_chosen = int(np.count_nonzero(~np.isin(move, (BETA_MOVE, BETA_JUMP, PLATEAU_MOVE))))
         self._window.append((trace.copy(), moved, expected, graph_chosen))
@@ -660,22 +668,26 @@ class Adaptation:
         self.window_values = self.frequent_values(rows)
         self.window_theta_top = self.theta_at(rows, self.window_beta_top)
         block = rows[:, 2:]
-        self._learn_covariance(block, accepted)
+        after_first = self.window_length > FIRST_WINDOW  # the first may be on the way in
         pooled = block
-        if self.window_length > FIRST_WINDOW:  # the first window is fitted on, not kept
+        if after_first:  # the first window is fitted on for the jumps, not kept
+            self._learn_covariance(block, accepted)
             self._pooled.append(block)
             pooled = np.concatenate(self._pooled)
         self._fit_jumps(pooled[:, self.n_free :])
-        if accepted >= MIN_ACCEPTED:
+        if after_first and accepted >= MIN_ACCEPTED:
             self._fit_beta_jump(pooled)
         taus = self.series_taus(block)
         self.tau = self._largest(taus)
-        if self.window_length > FIRST_WINDOW:
+        if after_first:
             self._balance_shares(taus, sum(w[3] for w in self._window), len(rows))
         if self.adapt_iterations:
-            # a window in which the chain never moved is slower than it can measure: more
-            # iterations, never fewer (Møller from a poor plug-in can sit for a while)
-            want = iterations_for(self.tau) if accepted else 2 * self.iterations
+            # the first window may have timed the chain's way in, and a window in which the
+            # chain never moved is slower than it can measure: twice the iterations, never
+            # fewer (Møller from a poor plug-in can sit for a while)
+            want = 2 * self.iterations
+            if after_first and accepted:
+                want = iterations_for(self.tau)
             self.iterations = min(want, self.max_iterations)
         self._last_rows, self._last_transitions = rows, transitions
         self.window_length *= 2
@@ -787,7 +799,8 @@ class Adaptation:
 
     def _fit_jumps(self, graph) -> None:
         """The jump move's density, from the tuning draws of the graph coordinates (every
-        closed window's but the first's, where the chain may still be on its way). For each,
+        closed window's but the first's, where the chain may still be on its way; the first
+        alone until the second closes). For each,
         ``JUMP_CENTRES`` normal components of equal weight at the draws' quantiles, each as wide
         as the nearer of its neighbours (so a narrow mode keeps narrow components and a valley
         between modes stays empty; at least half a unit for ``k``, which must reach the
