@@ -393,6 +393,24 @@ def test_the_graph_share_is_halfway_between_time_and_mixing(rng):
     assert a.balanced > 0.7
 
 
+def test_a_dnn_graph_move_is_priced_with_its_table():
+    """A d-nn graph move builds the table at the proposed sigma and passes over both tables, a
+    beta move passes over one (``table_sweeps``, in sweeps): graph moves take the share of the
+    time asked at that price, so fewer of the iterations where the table is wide against the
+    draw's sweeps; with no table (kNN) the price is the draw and the bridging fields alone."""
+    knn = adaptation(graph=(False,))
+    dnn = adaptation(graph=(False,), table_sweeps=(5.0, 40.0))
+    assert knn.p_graph == 0.5
+    for fields, sweeps in ((0.0, 10), (3.0, 10), (3.0, 40)):
+        dnn.fields_per_move, dnn.aux_sweeps = fields, sweeps
+        cost = (sweeps + 2 * fields + 40.0) / (sweeps + 5.0)
+        for time in (FUTILE_TIME, AWAY_TIME, 0.5):
+            share = dnn._graph_share(time)
+            assert share * cost / (share * cost + 1 - share) == pytest.approx(time)
+    # priced at the labels' 40 sweeps a draw, the table weighs less: more graph moves
+    assert dnn._graph_share(0.5) > 1 / (1 + 50.0 / 15.0)
+
+
 def test_the_graph_share_is_read_at_the_share_the_window_ran_with(rng):
     """``A`` and ``B`` are read off a window at the share of its iterations that chose a graph
     move (not the probability it was tuned to); a window in which the graph coordinate never

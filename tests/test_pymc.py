@@ -17,6 +17,7 @@ import pymc as pm
 import pytest
 
 import pymc_knn as pk
+from pymc_knn.step_methods._steps import GRAPH_ENTRIES_A_SWEEP, TABLE_ENTRIES_A_SWEEP
 
 from conftest import small_problem
 
@@ -271,6 +272,28 @@ def test_sigma_moves_get_more_of_the_iterations_where_sigma_mixes_slower():
     timed = a._graph_share(0.5)
     assert a.balanced > timed and a.p_graph > timed
     np.testing.assert_array_equal(idata.sample_stats["graph_share"], a.p_graph)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
+def test_a_dnn_step_prices_its_moves_by_its_table(kernel):
+    """Each chain prices a d-nn term's moves by its table's rows (249 others each on Ripley's
+    250 points): a beta move's pass for its draw's energy, a graph move's table at the proposed
+    sigma and both energies (:func:`table_sweeps`); a kNN term's moves cost their draws."""
+    X, y, *_ = pk.datasets.load_ripley("train")
+    with pm.Model():
+        beta = pm.HalfNormal("beta", 5)
+        sigma = pm.Uniform("sigma", 0, 100)
+        pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, kernel=kernel, observed=y)
+        step = pk.Exchange()
+    beta_move, graph_move = step._new_chain().adaptation.table_sweeps
+    assert beta_move == 249 / TABLE_ENTRIES_A_SWEEP
+    assert graph_move == 249 / GRAPH_ENTRIES_A_SWEEP[kernel] >= 2 * beta_move
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 4)
+        k = pm.DiscreteUniform("k", 1, 125)
+        pk.PottsKNN("y", X=X, beta=beta, k=k, observed=y)
+        step = pk.Exchange()
+    assert step._new_chain().adaptation.table_sweeps == (0.0, 0.0)
 
 
 def test_chains_start_near_the_maximum_pseudo_likelihood_estimate_unless_given_initvals():

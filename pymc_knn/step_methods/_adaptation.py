@@ -374,6 +374,9 @@ class Adaptation:
     plateau: np.ndarray = field(default_factory=lambda: NO_PLATEAU)  # Proposal.plateau
     aux_sweeps: int = 10  # a draw's sweeps from the observed labels, at which moves are priced
     fields_per_move: float = 0.0
+    # what a beta and a graph move cost beyond their auxiliary draws and bridging fields, in
+    # sweeps: a d-nn term's passes over its table (0 for a kNN term)
+    table_sweeps: tuple[float, float] = (0.0, 0.0)
     balanced: float = math.nan  # the share of graph moves that evens the taus (nan: not yet)
     log_scale: float = field(init=False)
     log_step: np.ndarray = field(init=False)
@@ -487,10 +490,15 @@ class Adaptation:
         whose ``k`` sets the iterations a draw, chains whose ladder of starts ran 10 sweeps a
         draw (the labels' 40) made graph moves in 11-13% of their iterations instead of
         25-33%, and chose twice the iterations a draw (benchmarks/README.md, "A ladder of
-        tuned starts, and the moves' share priced at the labels' sweeps")."""
+        tuned starts, and the moves' share priced at the labels' sweeps"). A graph move costs
+        its draw, its bridging fields (about two sweeps each: a field has the edges of both
+        graphs) and ``table_sweeps[1]``, a beta move its draw and ``table_sweeps[0]``."""
         if not self.graph_discrete.size or not self.n_free:
             return float(self.graph_discrete.size > 0)
-        cost = 1.0 + 2.0 * self.fields_per_move / max(self.aux_sweeps, 1)
+        sweeps = max(self.aux_sweeps, 1)
+        beta_table, graph_table = self.table_sweeps
+        graph_cost = 1.0 + 2.0 * self.fields_per_move / sweeps + graph_table / sweeps
+        cost = graph_cost / (1.0 + beta_table / sweeps)
         return time / (time + (1.0 - time) * cost)
 
     def proposal(self, free, graph, lower, upper) -> Proposal:

@@ -111,6 +111,17 @@ fitted density smooths over (on class20 1.5 times the walls at both seeds), nor 
 (Hastie's, gaussian) 0.82 of the wall (294 s against 358); on 4,000 screened 583 s, converged;
 from there to ``LARGE_POINTS`` the same reasons hold (dearer iterations, a narrower posterior)
 but no fit has been timed."""
+TABLE_ENTRIES_A_SWEEP = 200.0
+"""Entries of a d-nn table's row that a pass computing an energy reads in the time a
+Swendsen-Wang sweep takes a row (on class20's 1,000 points, 2026-12-07: a pass 0.42 ms, a sweep
+78 us), the price of a beta move's pass beyond its auxiliary draw (:func:`table_sweeps`)."""
+GRAPH_ENTRIES_A_SWEEP = {"gaussian": 30.0, "exponential": 25.0, "ball": 100.0}
+"""Entries of a d-nn table's row that a ``sigma`` move builds and passes over (the table at the
+proposed ``sigma``, the energies at both) in the time a sweep takes a row, by kernel: a tuned
+chain's graph moves alone cost 1.41-1.58 times its beta moves alone on the shipped sets'
+gaussian kernels (200-250 points), 1.89 with Ripley's exponential, 1.16-1.21 with the ball
+(whose rows end at the ball's edge, no exponentials) and 3.4-3.8 with class20's gaussian and
+exponential (1,000 points; benchmarks/README.md, "A d-nn move's price")."""
 TUNED_START_POINTS = 500
 """Fewest points from which, with tuned sweeps, ``start="auto"`` means "tuned" (on a d-nn term
 up to ``LARGE_POINTS``): where the observed labels need 20 sweeps and more (a tuned start is
@@ -161,6 +172,18 @@ def _single_term(model, vars):
             f"DistanceNN term; they belong to {len(owners)}"
         )
     return owners[0]
+
+
+def table_sweeps(term, field) -> tuple[float, float]:
+    """What a beta move and a graph move cost beyond their auxiliary draws and bridging fields,
+    in sweeps (:attr:`Adaptation.table_sweeps`): on a d-nn term, whose rows hold ``L`` others
+    each, a beta move's pass for the energy of its draw (``L / TABLE_ENTRIES_A_SWEEP``) and a
+    graph move's table at the proposed ``sigma`` with both energies
+    (``L / GRAPH_ENTRIES_A_SWEEP``); nothing on a kNN term, whose moves cost their draws."""
+    if term.is_knn:
+        return 0.0, 0.0
+    width = field.sorted_sq.shape[1]
+    return width / TABLE_ENTRIES_A_SWEEP, width / GRAPH_ENTRIES_A_SWEEP[term.graph.kernel]
 
 
 def _field(term, y) -> mcmc.Field:
@@ -538,6 +561,7 @@ class PottsStep(BlockedStep):
             delayed=self._delayed,
             plateau=self._plateau,
             aux_sweeps=self.aux.sweeps,
+            table_sweeps=table_sweeps(self.term, self.field),
         )
         return ChainState(adaptation, self.field.y.copy(), np.zeros(3), aux=self.aux)
 
