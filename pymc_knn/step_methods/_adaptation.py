@@ -450,9 +450,9 @@ class Adaptation:
 
     @property
     def p_graph(self) -> float:
-        """Probability of a graph move. The *timed* share is 1/2, less when bridging makes
-        graph moves dearer, so that both kinds take about equal time (a bridging field costs
-        about two sweeps: its field has the edges of both graphs). Once a settled window has
+        """Probability of a graph move. The *timed* share is 1/2, less when bridging or a d-nn
+        term's table makes graph moves dearer, so that both kinds take about equal time
+        (:meth:`_graph_share`). Once a settled window has
         measured the integrated times, the share is halfway, in log-odds, between the timed
         one and the ``balanced`` one that equalises beta's and the graph coordinates' times
         (:meth:`_balance_shares`): the times read while tuning are noisy, and a share past
