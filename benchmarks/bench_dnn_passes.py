@@ -6,7 +6,7 @@ kept on the made and shipped sets), best of three, per entry of the rows as they
 * ``coupling``: :func:`pymc_knn.kernels.mcmc.coupling_into` (the row weights, their running
   sums written into the table, and ``E(y)``), as every ``sigma`` move builds one;
 * ``weights``: the row weights alone (:func:`~pymc_knn.kernels.structure._row_weights`, the
-  exponentials), no table written;
+  exponentials; from the distances an exponential kernel's full table keeps), no table written;
 * ``energy``: :func:`~pymc_knn.kernels.structure.rows_energy` of the observed labels (what each
   auxiliary draw's ``E(z)`` costs, once or twice an iteration), on the first ``rows`` rows of the
   table: from a table that fits a core's L2 cache to the whole one;
@@ -33,12 +33,13 @@ from pymc_knn.kernels import structure as S
 
 
 @njit(cache=True)
-def _weights(sorted_sq, sigma, kernel, epsilon, reps):
+def _weights(sorted_sq, dist, sigma, kernel, epsilon, reps):
     w = np.empty(sorted_sq.shape[1])
     total = 0.0
     for _ in range(reps):
         for i in range(sorted_sq.shape[0]):
-            end, _, _ = S._row_weights(sorted_sq[i], sigma, kernel, epsilon, w, False)
+            d = dist[i] if dist.shape[0] else S.NO_DISTANCES
+            end, _, _ = S._row_weights(sorted_sq[i], sigma, kernel, epsilon, w, False, d)
             total += w[end - 1]
     return total
 
@@ -93,7 +94,7 @@ def main():
     kernel = S.GAUSSIAN if args.kernel == "gaussian" else S.EXPONENTIAL
     for name, fn in (
         ("coupling", coupling),
-        ("weights", lambda: _weights(f.sorted_sq, args.sigma, kernel, f.epsilon, R)),
+        ("weights", lambda: _weights(f.sorted_sq, f.sorted_d, args.sigma, kernel, f.epsilon, R)),
     ):
         t = warm_best(fn) / R
         print(f"{name:<10} {t * 1e6:8.1f} us  {t * 1e9 / entries:5.2f} ns an entry")

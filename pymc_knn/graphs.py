@@ -964,6 +964,7 @@ class DistanceGraph(NeighbourGraph):
             ends,
             False,
             False,
+            _s.NO_DISTANCE_TABLE,
         )
         return C, floor, float(bound[0]), ends
 

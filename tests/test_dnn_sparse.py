@@ -17,6 +17,7 @@ from pymc_knn.kernels.energy import energy
 from pymc_knn.kernels.structure import (
     CUT_SLACK,
     LOG_NEGLIGIBLE,
+    NO_DISTANCE_TABLE,
     NO_SHELLS,
     class_members,
     dnn_table_cumulative,
@@ -133,7 +134,7 @@ def test_the_couplings_energy_of_the_labels_by_class_with_the_floor(table, monke
     C, floor, bound = np.empty(sq.shape), np.empty(9), np.zeros(1)
     ends = np.empty(9, dtype=np.int64)
     kernel = graphs.DNN_KERNELS["ball"]
-    args = (NO_SHELLS, 0.0, 0.0, ends, False, table == "full")
+    args = (NO_SHELLS, 0.0, 0.0, ends, False, table == "full", NO_DISTANCE_TABLE)
     ey = dnn_table_cumulative(sq, order, sigma, kernel, 0.2, C, y, a, 8, floor, bound, *args)
     assert floor.min() > 0 and ends.max() < 8  # the floor is carried, not written out
     assert ey == pytest.approx(energy(*dense[1:4], y, a), rel=1e-12)
@@ -246,6 +247,7 @@ def test_swendsen_wang_with_the_floor_matches_enumeration(a, table, monkeypatch)
         ends,
         False,
         table == "full",
+        NO_DISTANCE_TABLE,
     )
     assert bound[0] == 0.0 and floor.min() > 0 and ends.max() < 7
     y = np.arange(8) % 2
@@ -612,6 +614,36 @@ def test_couplings_on_the_thread_pool_equal_the_serial_ones(kernel, drop_tol):
         g = f._replace(parallel=parallel)
         assert mcmc._energies(g, c0, c1, z) == (e0, e1)
         assert mcmc._energies(g, c1, c0, z) == (e1, e0)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "exponential", "ball"])
+@pytest.mark.parametrize("drop_tol", [0.0, 1e-6], ids=["dense", "kept"])
+def test_an_exponential_full_table_keeps_its_distances_and_couples_to_the_bit(kernel, drop_tol):
+    """An exponential kernel's full table keeps its distances (no square root a coupling); its
+    couplings, row ends and E(y) are those of the square roots to the bit, at rates whose rows
+    end inside the table and at one whose every row runs through it. Other kernels and kept
+    tables keep none."""
+    r = np.random.default_rng(4)
+    n = 300 if not drop_tol else 2100
+    X = r.normal(size=(n, 3))
+    y = (X[:, 0] + 0.5 * r.normal(size=n) > 0).astype(int)
+    kwargs = {"drop_tol": drop_tol, "sigma_max": 20.0} if drop_tol else {}
+    f = _dnn_step(X, y, kernel, **kwargs).field
+    keeps = kernel == "exponential" and not drop_tol
+    assert f.sorted_d.shape == (f.sorted_sq.shape if keeps else (0, 0))
+    if not keeps:
+        return
+    np.testing.assert_array_equal(f.sorted_d, np.sqrt(f.sorted_sq))
+    roots = f._replace(sorted_d=NO_DISTANCE_TABLE)
+    ends = []
+    for sigma in (60.0, 8.0, 0.05):
+        kept, rooted = mcmc.coupling(f, sigma, False), mcmc.coupling(roots, sigma, False)
+        np.testing.assert_array_equal(kept[10], rooted[10])  # row ends
+        for i in range(n):
+            np.testing.assert_array_equal(kept[7][i, : kept[10][i]], rooted[7][i, : kept[10][i]])
+        assert kept[8] == rooted[8]  # E(y)
+        ends.append(kept[10].mean())
+    assert ends[0] < ends[1] < ends[2] == n - 1
 
 
 def test_the_thread_pool_is_for_a_chain_alone_in_the_main_process():

@@ -180,8 +180,8 @@ class Field(NamedTuple):
     ``kind`` is ``KNN_SYMMETRISED``, ``KNN_EQUAL`` or ``DNN``. kNN fields use ``neighbours``
     and ``reverse_rank`` (``n x k_max``) and ``energy_y[k - 1] = E_k(y)``; d-nn fields use each
     point's others by distance, ``order`` (int32) and ``sorted_sq`` (``n x L``: all
-    ``n_others = n - 1`` of them, or a kept table of the nearest ``L``), ``dnn_kernel`` and
-    ``epsilon``; with ``drop_tol > 0`` each row keeps, at each ``theta``, its nearest others up
+    ``n_others = n - 1`` of them, or a kept table of the nearest ``L``; an exponential kernel's
+    full table also keeps its distances, ``sorted_d``), ``dnn_kernel`` and ``epsilon``; with ``drop_tol > 0`` each row keeps, at each ``theta``, its nearest others up
     to where the rest of its weight is within ``drop_tol``; every coupling raises ``dropped[0]``
     to its bound on the weight share a row leaves out
     (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
@@ -212,6 +212,7 @@ class Field(NamedTuple):
     rank: np.ndarray  # its inverse: the data's point i is the field's rank[i]
     drop_tol: float  # d-nn: the share of a row's weight it may leave out (0: every pair)
     parallel: bool  # d-nn: couplings and energies may run on numba's thread pool
+    sorted_d: np.ndarray  # d-nn: sqrt(sorted_sq) of an exponential full table, else (0, 0)
 
 
 class KnnField(Field):
@@ -389,6 +390,7 @@ def _dnn_coupling(f, theta, need_csr, cumulative, floor, ends):
         ends,
         f.parallel,
         not need_csr,
+        f.sorted_d,
     )
     f.dropped[1] = max(f.dropped[1], theta)
     f.dropped[2] = min(f.dropped[2], theta)

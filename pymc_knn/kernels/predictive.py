@@ -17,6 +17,7 @@ from .signals import check_signals
 from .search import sq_distance
 from .structure import (
     BALL,
+    NO_DISTANCES,
     NO_SHELLS,
     ball_radius2,
     dnn_log_ratio,
@@ -395,6 +396,7 @@ def dnn_table_row_sums(sorted_sq, sigmas, kernel, epsilon, n_others, shells, she
                 j,
                 shell_step,
                 n_others - L,
+                NO_DISTANCES,
             )
             cuts[t, j] = end if cut else L
             R[t, j] = sorted_sq[j, 0]
@@ -462,7 +464,18 @@ def dnn_table_strengths(
         for t in range(T):
             sigma = sigmas[t]
             end, total, _, phi = row_weights(
-                sq_nb[a], sigma, kernel, epsilon, w, floor_mode, drop_tol, NO_SHELLS, 0, 0.0, n - L
+                sq_nb[a],
+                sigma,
+                kernel,
+                epsilon,
+                w,
+                floor_mode,
+                drop_tol,
+                NO_SHELLS,
+                0,
+                0.0,
+                n - L,
+                NO_DISTANCES,
             )
             total += n * phi
             for r in range(end):

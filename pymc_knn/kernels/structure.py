@@ -427,6 +427,7 @@ def dnn_row_cumulative(sorted_sq, order, sigma, kernel, epsilon, C, ends, y, cla
         ends,
         False,
         False,
+        NO_DISTANCE_TABLE,
     )
 
 
@@ -479,13 +480,15 @@ def exp_negligible_into(w, end):
 
 
 @njit(cache=True)
-def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
+def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode, d):
     """Row weights relative to the nearest, into ``w``: ``(end, phi, tail)``.
 
     ``end``: the weights from there on are negligible (:data:`LOG_NEGLIGIBLE`), or zero (the
     ball's excess over its floor); ``phi``: the
     ball kernel's relative floor weight when ``floor_mode`` (``w`` then holds the excess over
     it), else 0; ``tail``: an upper bound on the relative weight of any point beyond the row.
+    ``d``: the row's distances (``sqrt(sq)``) for the exponential kernel, or empty
+    (:data:`NO_DISTANCES`: their square roots are taken here, to the same bits).
     """
     L = sq.size
     phi = 0.0
@@ -507,6 +510,14 @@ def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
             w[r] = (sq[r] - sq[0]) * gaussian
         exp_negligible_into(w, end)
         tail = np.exp((sq[L - 1] - sq[0]) * gaussian)
+    elif d.size:  # the row's distances, kept: the square roots are a sixth of a coupling
+        top = d[0]
+        reach = top - LOG_NEGLIGIBLE / sigma
+        end = np.searchsorted(sq, reach * reach, side="right")
+        for r in range(end):
+            w[r] = (top - d[r]) * sigma
+        exp_negligible_into(w, end)
+        tail = np.exp((top - d[L - 1]) * sigma)
     else:
         top = np.sqrt(sq[0])
         reach = top - LOG_NEGLIGIBLE / sigma
@@ -518,6 +529,10 @@ def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode):
     return end, phi, tail
 
 
+NO_DISTANCES = np.zeros(0)
+"""A row without its distances kept (:func:`row_weights` takes its square roots)."""
+NO_DISTANCE_TABLE = np.zeros((0, 0))
+"""A table without its distances kept."""
 NO_SHELLS = np.zeros((0, 0), dtype=np.int32)
 """Shells of a table that has none: every dropped point is counted at the last kept distance."""
 
@@ -648,6 +663,7 @@ def dnn_table_cumulative(
     ends,
     parallel,
     carry_floor,
+    dist,
 ):
     """:func:`dnn_row_cumulative` on a kept table: each row's ``L`` nearest of ``n_others``.
 
@@ -666,14 +682,16 @@ def dnn_table_cumulative(
     written for ``r < ends[i]`` only. With ``parallel`` (never in a process forked from one
     whose thread pool ran: :mod:`pymc_knn._forksafe`) a table of at least ``PARALLEL_PAIRS``
     entries is filled on numba's thread pool, with the same result to the bit (rows are
-    independent and ``E(y)`` is summed in row order either way).
+    independent and ``E(y)`` is summed in row order either way). ``dist``: the table's
+    distances (``sqrt(sorted_sq)``, an exponential kernel's full table) or
+    :data:`NO_DISTANCE_TABLE`; the same couplings either way, to the bit.
     """
     n, L = sorted_sq.shape
     floor_mode = kernel == BALL and (L < n_others or carry_floor)
     members, starts = class_members(y[:n], class_weights.size)
     counts = np.bincount(y, minlength=class_weights.size)
     h = np.empty(y.size)
-    rows = (sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor)
+    rows = (sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor, dist)
     cut = (shells, shell_step, drop_tol, ends, floor_mode)
     energies, bounds = np.empty(n), np.zeros(n)
     for g in range(class_weights.size):  # a class at a time, as the energies (_rows_energies)
@@ -722,9 +740,10 @@ def _cumulative_row(i, w, count, rows, cut):
     ``count``: the other points of its class; ``rows`` holds ``h``, the class's indicator, as
     in :func:`_rows_energies`): ``(its share of E(y) before the class weight, its bound on the
     weight share left out)``."""
-    sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor = rows
+    sorted_sq, order, sigma, kernel, epsilon, C, h, n_others, floor, dist = rows
     shells, shell_step, drop_tol, ends, floor_mode = cut
     L = sorted_sq.shape[1]
+    d = dist[i] if dist.shape[0] else NO_DISTANCES
     end, total, dropped, phi = row_weights(
         sorted_sq[i],
         sigma,
@@ -737,6 +756,7 @@ def _cumulative_row(i, w, count, rows, cut):
         i,
         shell_step,
         n_others - L,
+        d,
     )
     total += n_others * phi
     share = dropped / (total + dropped) if dropped > 0.0 else 0.0
@@ -770,7 +790,7 @@ CUT_BLOCK = 64
 
 @njit(cache=True)
 def row_weights(
-    sq, sigma, kernel, epsilon, w, floor_mode, drop_tol, shells, i, shell_step, n_dropped
+    sq, sigma, kernel, epsilon, w, floor_mode, drop_tol, shells, i, shell_step, n_dropped, d
 ):
     """The weights a row keeps at ``sigma``, relative to its nearest, into ``w``:
     ``(end, kept, left_out, phi)``.
@@ -784,7 +804,8 @@ def row_weights(
     exponential kernels) a row keeps the fewest of its nearest whose rest is within
     ``drop_tol`` of its weight: the weights are computed outward until every one left bounds
     the rest within ``CUT_SLACK`` of the allowance (each is at most the last computed), then the
-    cut moves in while the rest stays within it.
+    cut moves in while the rest stays within it. ``d``: the row's distances or
+    :data:`NO_DISTANCES` (:func:`_row_weights`; a cut row takes its square roots).
     """
     L = sq.size
     if drop_tol > 0.0 and kernel != BALL:
@@ -792,7 +813,7 @@ def row_weights(
         dropped = dropped_weight(shells, i, shell_step, sigma, kernel, tail, n_dropped)
         end, kept, rest = _cut_weights(sq, sigma, kernel, w, dropped, drop_tol)
         return end, kept, rest, 0.0
-    end, phi, tail = _row_weights(sq, sigma, kernel, epsilon, w, floor_mode)
+    end, phi, tail = _row_weights(sq, sigma, kernel, epsilon, w, floor_mode, d)
     kept = _sum4(w, end)
     dropped = 0.0
     if n_dropped > 0:
