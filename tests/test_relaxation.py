@@ -1306,6 +1306,37 @@ def test_a_ladder_is_drawn_where_the_next_window_repays_it(blobs):
     assert step._ladder(chain, 1.6, None, 3.0, s) is None
 
 
+@pytest.mark.parametrize("knn", [False, True], ids=["dnn", "knn"])
+def test_a_dnn_ladder_serves_a_later_window_whose_sigma_spans_its_own(blobs, knn):
+    """A d-nn chain's ladder, drawn at one window's ``sigma``, serves a later window whose
+    central 90% of ``sigma`` holds it (each window's mean moves ``sigma`` a little; a draw
+    starts from the nearest ``sigma``'s rungs wherever the chain's is), and not one whose
+    range has left it, nor one asking more sweeps. A kNN ladder serves only its own ``k``."""
+    X, y = blobs
+    with pm.Model():
+        beta = pm.Uniform("beta", 0, 4)
+        if knn:
+            k = pm.DiscreteUniform("k", 1, 10)
+            pk.PottsKNN("y", X=X, beta=beta, k=k, k_max=10, observed=y)
+        else:
+            sigma = pm.Uniform("sigma", 0, 2)
+            pk.DistanceNN("y", X=X, beta=beta, sigma=sigma, observed=y)
+        step = pk.Exchange(rng=1)
+    chain = step.chain
+    R, s = _steps.LADDER_RUNGS, 40
+    rungs = 1.5 + 0.1 * (np.arange(R) - R + 1.5)
+    start = (np.zeros((R, y.size), dtype=np.int8), rungs[None], np.array([3.0]))
+    chain.ladder = ([(3.0, rungs)], [s], start)
+    a = chain.adaptation
+    a._last_rows = np.column_stack([np.full(100, 1.5), np.linspace(2.9, 3.3, 100)])
+    assert step._kept_ladder(chain, [(3.0, rungs)], s) is start
+    assert (step._kept_ladder(chain, [(3.1, rungs)], s) is start) != knn
+    assert step._kept_ladder(chain, [(3.1, rungs)], s + 1) is None
+    a._last_rows[:, 1] += 0.4  # the window's sigma has moved on: 3.0 is below its 5% quantile
+    assert (step._kept_ladder(chain, [(3.0, rungs)], s) is start) == knn
+    assert step._kept_ladder(chain, [(3.4, rungs)], s) is None
+
+
 def test_a_ladder_is_priced_against_the_sweeps_another_k_needs(blobs):
     """Where another frequent ``k`` needs more sweeps from the labels than the chain's, a
     single start is dropped and the window draws with those: a ladder is priced against them

@@ -50,6 +50,7 @@ from ._adaptation import (
     MAX_BRIDGE,
     PLATEAU_MOVES,
     RELAX_CHAINS,
+    RELAX_QUANTILE,
     START_MEMORY,
     TARGET_ACCEPT,
     Adaptation,
@@ -1046,13 +1047,21 @@ class PottsStep(BlockedStep):
         ``ladder``: it has rungs at each of its values of ``k``, drawn with as many sweeps, at
         most twice as far apart, whose ends are within a spacing of the window's low and top
         of beta (a window's quantiles move by a third to half a spacing from one to the next).
-        Its rows are checked as a fresh ladder's would be; where they pass, the window saves
-        the ladder's draws (on blobs4 with equal neighbours, 2.5-2.8 s a ladder against 4-7 s
-        for the window's iterations); else ``None``."""
+        On a d-nn term the ladder's ``sigma`` serves wherever it lies within the window's central
+        ``2 RELAX_QUANTILE - 1`` of ``sigma`` (a draw starts from the rungs of the nearest
+        ``sigma`` whatever the chain's: :func:`mcmc.ladder_row`; each window's mean moves it a
+        little, and a ladder at the window's own costs as much again: on digits with the
+        gaussian kernel 13-14 s a ladder, a chain's tuning drew four). Its rows are checked as
+        a fresh ladder's would be; where they pass, the window saves the ladder's draws (on
+        blobs4 with equal neighbours, 2.5-2.8 s a ladder against 4-7 s for the window's
+        iterations); else ``None``."""
         if ladder is None or not chain.ladder:
             return None
         old, old_sweeps, start = chain.ladder
         drawn = {value: (rungs, s_v) for (value, rungs), s_v in zip(old, old_sweeps)}
+        if not self.term.is_knn:  # one sigma a ladder, which moves a little every window
+            low, top = chain.adaptation.theta_range((1 - RELAX_QUANTILE, RELAX_QUANTILE))
+            drawn = {ladder[0][0]: drawn[old[0][0]]} if low <= old[0][0] <= top else {}
         for (value, rungs), s_v in zip(ladder, self._rung_sweeps(chain, ladder, s)):
             if value not in drawn or drawn[value][1] < s_v:
                 return None
