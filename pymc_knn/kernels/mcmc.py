@@ -181,8 +181,9 @@ class Field(NamedTuple):
     and ``reverse_rank`` (``n x k_max``) and ``energy_y[k - 1] = E_k(y)``; d-nn fields use each
     point's others by distance, ``order`` (int32) and ``sorted_sq`` (``n x L``: all
     ``n_others = n - 1`` of them, or a kept table of the nearest ``L``; an exponential kernel's
-    full table also keeps its distances, ``sorted_d``), ``dnn_kernel`` and ``epsilon``; with ``drop_tol > 0`` each row keeps, at each ``theta``, its nearest others up
-    to where the rest of its weight is within ``drop_tol``; every coupling raises ``dropped[0]``
+    full table also keeps its distances, ``sorted_d``), ``dnn_kernel`` and ``epsilon``; with
+    ``drop_tol > 0`` each row keeps, at each ``theta``, its nearest others up to where the rest
+    of its weight is within ``drop_tol``; every coupling raises ``dropped[0]``
     to its bound on the weight share a row leaves out
     (:func:`~pymc_knn.kernels.structure.dnn_table_cumulative`), and
     ``dropped[1:3]`` to the largest and lowers it to the smallest sigma asked for. The unused

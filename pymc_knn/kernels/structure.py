@@ -510,7 +510,7 @@ def _row_weights(sq, sigma, kernel, epsilon, w, floor_mode, d):
             w[r] = (sq[r] - sq[0]) * gaussian
         exp_negligible_into(w, end)
         tail = np.exp((sq[L - 1] - sq[0]) * gaussian)
-    elif d.size:  # the row's distances, kept: the square roots are a sixth of a coupling
+    elif d.size:  # the row's distances, kept: the square roots are a fifth of a coupling
         top = d[0]
         reach = top - LOG_NEGLIGIBLE / sigma
         end = np.searchsorted(sq, reach * reach, side="right")

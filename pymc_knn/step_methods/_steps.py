@@ -256,8 +256,8 @@ def _field(term, y) -> mcmc.Field:
 
 def _distances(graph, sorted_sq) -> np.ndarray:
     """The distances of an exponential kernel's full table (``sqrt(sorted_sq)``, the same to the
-    bit as the square root its rows would otherwise take at every coupling: a third of a
-    1,000-point coupling's time), else none. A kept table (from ``UNCAPPED_N`` points) keeps
+    bit as the square roots its rows would otherwise take at every coupling: about a fifth of
+    a coupling's time on 250-1,000 points), else none. A kept table (from ``UNCAPPED_N`` points) keeps
     its square roots: its memory is what limits it."""
     if graph.kernel != "exponential" or sorted_sq.shape[1] < graph.n_points - 1:
         return NO_DISTANCE_TABLE
