@@ -1337,6 +1337,53 @@ def test_a_dnn_ladder_serves_a_later_window_whose_sigma_spans_its_own(blobs, knn
     assert step._kept_ladder(chain, [(3.4, rungs)], s) is None
 
 
+def test_a_window_that_would_skip_its_checks_draws_a_ladder_once_one_repays(
+    blobs, rung_draws, monkeypatch
+):
+    """A chain whose tuned starts failed draws from the observed labels. A later window at about
+    the same point skips its checks, unless a ladder now repays its draws from the sweeps the
+    chain's draws take (the price grows with the window): then the window checks again and
+    draws one. A ladder that failed is not drawn again at the same sweeps."""
+    X, y = blobs
+    R = _steps.LADDER_RUNGS
+
+    checks = []
+    real = _steps.PottsStep._check
+    monkeypatch.setattr(
+        _steps.PottsStep, "_check", lambda *args, **kw: checks.append(1) or real(*args, **kw)
+    )
+
+    def window(length):
+        chain.adaptation.window_length = length
+        rung_draws.clear()
+        checks.clear()
+        step._relax(chain, 1.6, 3.0, low=1.4, mean=1.5)
+        return chain.aux
+
+    step = _settled_step(X, y, 1, [[3, 1.6]])
+    chain = step.chain
+    monkeypatch.setattr(_steps, "agrees", lambda *args: False)  # tuned starts fail
+    aux = window(4 * FIRST_WINDOW)  # a settled window that no ladder repays
+    s = chain.observed_sweeps
+    assert aux.start == mcmc.START_OBSERVED and aux.sweeps == s >= 2 * AUX_SWEEPS
+    monkeypatch.setattr(_steps, "agrees", lambda *args: True)
+    repays = math.ceil(R * RELAX_CHAINS * 2 * s * _steps.LADDER_PAYBACK / (s - AUX_SWEEPS))
+    assert window(repays - 1).sweeps == s and not checks and not rung_draws  # skipped
+    aux = window(repays)
+    assert aux.start == mcmc.START_LABELS and aux.start_labels.shape[0] == R * RELAX_CHAINS
+    assert len(rung_draws) == R and chain.relaxed
+
+    step = _settled_step(X, y, 1, [[3, 1.6]])
+    chain = step.chain
+    monkeypatch.setattr(_steps, "agrees", lambda *args: False)
+    aux = window(10**7)  # a ladder repays, and both ladders drawn fail
+    assert aux.start == mcmc.START_OBSERVED and len(rung_draws) == 2 * R
+    assert window(2 * 10**7).start == mcmc.START_OBSERVED and not checks and not rung_draws
+    chain.ladder_tried = 0  # as if none had been tried: too few sweeps for a tuned start
+    assert not step._ladder_due(chain, 1.6, 1.4, 3.0, 2 * AUX_SWEEPS - 1)
+    assert step._ladder_due(chain, 1.6, 1.4, 3.0, s)
+
+
 def test_a_ladder_is_priced_against_the_sweeps_another_k_needs(blobs):
     """Where another frequent ``k`` needs more sweeps from the labels than the chain's, a
     single start is dropped and the window draws with those: a ladder is priced against them
