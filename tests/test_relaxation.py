@@ -1379,8 +1379,8 @@ def test_a_window_that_would_skip_its_checks_draws_a_ladder_once_one_repays(
     aux = window(10**7)  # a ladder repays, and both ladders drawn fail
     assert aux.start == mcmc.START_OBSERVED and len(rung_draws) == 2 * R
     assert window(2 * 10**7).start == mcmc.START_OBSERVED and not checks and not rung_draws
-    chain.ladder_tried = 0  # as if none had been tried: too few sweeps for a tuned start
-    assert not step._ladder_due(chain, 1.6, 1.4, 3.0, 2 * AUX_SWEEPS - 1)
+    chain.ladder_tried = 0  # as if none had been tried
+    assert not step._ladder_due(chain, 1.6, 1.4, 3.0, 2 * AUX_SWEEPS - 1)  # no tuned start
     assert step._ladder_due(chain, 1.6, 1.4, 3.0, s)
 
 

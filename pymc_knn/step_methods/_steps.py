@@ -1252,7 +1252,8 @@ class PottsStep(BlockedStep):
             if mean is not None and ok and s >= 2 * AUX_SWEEPS:
                 betas = (beta,) if low is None else (beta, low)
                 ladder = self._ladder(chain, beta, low, theta, s)
-                chain.ladder_tried = s if ladder is not None else chain.ladder_tried
+                if ladder is not None:
+                    chain.ladder_tried = s
                 for start in self._starts(chain, mean, theta, s, ladder):
                     tuned = self._tuned_start(aux, start, betas, theta, ((late, late_sq), ref_low))
                     if tuned.start == mcmc.START_LABELS:
